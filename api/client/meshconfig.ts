@@ -1,0 +1,72 @@
+/**
+ * Reads and writes a meshconfig: a kubeconfig-format file (so kubectl can use it too)
+ * holding the server URL, the CA and a bearer token.
+ */
+import { readFileSync, writeFileSync, renameSync, openSync, fsyncSync, closeSync } from 'node:fs';
+import { parse, stringify } from 'yaml';
+import type { ClientConfig } from './types.ts';
+
+interface KubeconfigFile {
+  apiVersion?: string;
+  kind?: string;
+  clusters?: { name: string; cluster: { server: string; 'certificate-authority-data'?: string } }[];
+  users?: { name: string; user: { token?: string } }[];
+  contexts?: { name: string; context: { cluster: string; user: string } }[];
+  'current-context'?: string;
+}
+
+/** Renders a meshconfig for the given connection. */
+export function renderMeshconfig(cfg: ClientConfig, user = 'admin'): string {
+  const file: KubeconfigFile = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'meshctl', cluster: { server: cfg.server, ...(cfg.caData ? { 'certificate-authority-data': Buffer.from(cfg.caData).toString('base64') } : {}) } }],
+    users: [{ name: user, user: { token: cfg.token } }],
+    contexts: [{ name: 'meshctl', context: { cluster: 'meshctl', user } }],
+    'current-context': 'meshctl',
+  };
+  return stringify(file);
+}
+
+/** Writes a meshconfig atomically with mode 0600. */
+export function writeMeshconfig(path: string, cfg: ClientConfig, user = 'admin'): void {
+  const tmp = `${path}.tmp-${process.pid}`;
+  writeFileSync(tmp, renderMeshconfig(cfg, user), { mode: 0o600 });
+  const fd = openSync(tmp, 'r');
+  fsyncSync(fd);
+  closeSync(fd);
+  renameSync(tmp, path);
+}
+
+/** Parses a meshconfig (or any kubeconfig with a token user); throws Error with a readable message. */
+export function parseMeshconfig(text: string, source = 'meshconfig'): ClientConfig {
+  let file: KubeconfigFile;
+  try {
+    file = parse(text) as KubeconfigFile;
+  } catch (e) {
+    throw new Error(`${source}: not valid YAML: ${(e as Error).message}`);
+  }
+  if (!file || typeof file !== 'object') throw new Error(`${source}: empty or not a mapping`);
+  const ctxName = file['current-context'] ?? file.contexts?.[0]?.name;
+  const ctx = file.contexts?.find((c) => c.name === ctxName)?.context;
+  const cluster = file.clusters?.find((c) => c.name === (ctx?.cluster ?? file.clusters?.[0]?.name))?.cluster;
+  const user = file.users?.find((u) => u.name === (ctx?.user ?? file.users?.[0]?.name))?.user;
+  if (!cluster?.server) throw new Error(`${source}: no cluster server URL`);
+  const ca = cluster['certificate-authority-data'];
+  return {
+    server: cluster.server,
+    ...(ca ? { caData: Buffer.from(ca, 'base64').toString('utf8') } : {}),
+    ...(user?.token ? { token: user.token } : {}),
+  };
+}
+
+/** Loads a meshconfig from a file. */
+export function loadMeshconfig(path: string): ClientConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new Error(`cannot read meshconfig ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  return parseMeshconfig(text, path);
+}

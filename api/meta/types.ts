@@ -1,0 +1,47 @@
+/**
+ * The Kubernetes object shapes every kind shares: metadata, conditions, lists and watch events.
+ * Metadata and conditions are the upstream `V1ObjectMeta` and `V1Condition` types (types only).
+ */
+import type { V1ObjectMeta, V1Condition, V1OwnerReference } from '@kubernetes/client-node';
+
+/** The API group and version every meshctl kind is served under. */
+export const GROUP = 'meshctl.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+/** Object metadata as stored and served (timestamps are RFC 3339 strings on the wire). */
+export type ObjectMeta = Omit<V1ObjectMeta, 'creationTimestamp' | 'deletionTimestamp' | 'managedFields'> & {
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+};
+
+export type OwnerReference = V1OwnerReference;
+
+/** A status condition (`lastTransitionTime` is an RFC 3339 string on the wire). */
+export type Condition = Omit<V1Condition, 'lastTransitionTime'> & { lastTransitionTime: string };
+
+/** Any object of any kind, as the store and the server handle it. */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec?: unknown;
+  status?: unknown;
+  [field: string]: unknown;
+}
+
+/** A list response (`<Kind>List`). */
+export interface ObjectList<T extends KubeObject = KubeObject> {
+  apiVersion: string;
+  kind: string;
+  metadata: { resourceVersion: string; continue?: string };
+  items: T[];
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+/** One line of a `?watch=1` stream. */
+export interface WatchEvent<T extends KubeObject = KubeObject> {
+  type: WatchEventType;
+  object: T;
+}

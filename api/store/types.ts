@@ -1,0 +1,79 @@
+/**
+ * The contract of the control plane's store: what the API server relies on.
+ * Objects are keyed by (plural, name); every kind is cluster-scoped.
+ * Returned objects are shared and read-only: callers clone before changing them.
+ */
+import type { KubeObject, WatchEvent } from '../meta/types.ts';
+
+export interface ListOptions {
+  /** Kubernetes label selector: `a=b,c!=d,e,!f,g in (x,y),h notin (z)`. */
+  labelSelector?: string;
+  /** Field selector: `metadata.name=x`, `spec.node=y`, `status.phase!=z` (dotted paths, = == !=). */
+  fieldSelector?: string;
+}
+
+export interface WriteOptions {
+  /** Validate and compute the result without persisting it (`?dryRun=All`). */
+  dryRun?: boolean;
+}
+
+export interface UpdateOptions extends WriteOptions {
+  /** `status`: only `.status` changes (plus nothing else); otherwise `.status` is kept from the stored object. */
+  subresource?: 'status';
+}
+
+export interface DeleteOptions extends WriteOptions {
+  /** Precondition: the object's current resourceVersion must equal this. */
+  resourceVersion?: string;
+  /** Precondition: the object's current uid must equal this. */
+  uid?: string;
+  /** `Orphan` leaves dependents (ownerReferences) alone; default is to delete them too. */
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+}
+
+export interface WatchOptions extends ListOptions {
+  /**
+   * Where to start. Absent or '0': first an ADDED event for every current object, then changes.
+   * Otherwise: every change after that resourceVersion; throws ApiError Expired (410) when it is older than the log.
+   */
+  resourceVersion?: string;
+}
+
+/** A running watch; `stop()` is idempotent. */
+export interface Watch {
+  stop(): void;
+}
+
+export interface Store {
+  /** The newest resourceVersion the store has issued (as a decimal string). */
+  resourceVersion(): string;
+  /** One object, or undefined. */
+  get(plural: string, name: string): KubeObject | undefined;
+  /** The matching objects of a kind, sorted by name, with the store's resourceVersion at the time. */
+  list(plural: string, opts?: ListOptions): { items: KubeObject[]; resourceVersion: string };
+  /**
+   * Creates an object: sets uid, resourceVersion, generation 1, creationTimestamp; ignores client-set values of those.
+   * Throws AlreadyExists. Resolves once the write is durable (fsync'd).
+   */
+  create(plural: string, obj: KubeObject, opts?: WriteOptions): Promise<KubeObject>;
+  /**
+   * Replaces an object. If obj.metadata.resourceVersion is set and differs from the stored one: Conflict.
+   * generation is bumped only when the spec (anything but metadata and status) changed.
+   * When deletionTimestamp is set and finalizers become empty, the object is deleted.
+   * Throws NotFound. Resolves once durable.
+   */
+  update(plural: string, obj: KubeObject, opts?: UpdateOptions): Promise<KubeObject>;
+  /**
+   * Deletes an object, or marks it (deletionTimestamp) when it has finalizers.
+   * Cascades to objects whose ownerReferences name its uid, unless Orphan.
+   * Resolves with the object as it was deleted (or as marked). Throws NotFound / Conflict (preconditions).
+   */
+  delete(plural: string, name: string, opts?: DeleteOptions): Promise<KubeObject>;
+  /**
+   * Streams events for one kind, in resourceVersion order, only after they are durable.
+   * Throws ApiError with code 410 when opts.resourceVersion is older than the in-memory event log.
+   */
+  watch(plural: string, opts: WatchOptions, onEvent: (e: WatchEvent) => void): Watch;
+  /** Flushes pending writes and closes the files. */
+  close(): Promise<void>;
+}

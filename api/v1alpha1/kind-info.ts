@@ -1,0 +1,33 @@
+/**
+ * What the registry knows about a kind: its names, its printed columns and its schema.
+ */
+
+/** One printed column, like a CRD's additionalPrinterColumns. */
+export interface PrintColumn {
+  /** Header, upper-cased when printed (e.g. `Reachable`). */
+  name: string;
+  /** JSONPath-ish dotted path into the object, e.g. `.spec.node` or `.status.conditions[?(@.type=="Ready")].status`. */
+  jsonPath: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  /** Shown only with `-o wide` when > 0. */
+  priority?: number;
+  description?: string;
+}
+
+export interface KindInfo {
+  /** e.g. `Node` */
+  kind: string;
+  /** e.g. `nodes` */
+  plural: string;
+  /** e.g. `node` */
+  singular: string;
+  shortNames: string[];
+  /** Columns after NAME; AGE is appended by printers. */
+  columns: PrintColumn[];
+  /** Whether the kind has a status subresource. */
+  hasStatus: boolean;
+  /** The JSON Schema of the whole object (from schemas/<kind>.schema.json). */
+  schema: object;
+  /** Singleton kinds accept only this name (e.g. Mesh → `mesh`). */
+  singletonName?: string;
+}
