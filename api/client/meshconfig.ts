@@ -1,9 +1,10 @@
 /**
  * Reads and writes a meshconfig: a kubeconfig-format file (so kubectl can use it too)
- * holding the server URL, the CA and a bearer token.
+ * holding the server URL, the CA and a bearer token. It is written as JSON (valid YAML, so kubectl
+ * reads it) so that meshctl can read it without loading a YAML parser at start-up.
  */
 import { readFileSync, writeFileSync, renameSync, openSync, fsyncSync, closeSync } from 'node:fs';
-import { parse, stringify } from 'yaml';
+import { createRequire } from 'node:module';
 import type { ClientConfig } from './types.ts';
 
 interface KubeconfigFile {
@@ -25,7 +26,7 @@ export function renderMeshconfig(cfg: ClientConfig, user = 'admin'): string {
     contexts: [{ name: 'meshctl', context: { cluster: 'meshctl', user } }],
     'current-context': 'meshctl',
   };
-  return stringify(file);
+  return JSON.stringify(file, null, 2) + '\n';
 }
 
 /** Writes a meshconfig atomically with mode 0600. */
@@ -42,7 +43,7 @@ export function writeMeshconfig(path: string, cfg: ClientConfig, user = 'admin')
 export function parseMeshconfig(text: string, source = 'meshconfig'): ClientConfig {
   let file: KubeconfigFile;
   try {
-    file = parse(text) as KubeconfigFile;
+    file = (text.trimStart().startsWith('{') ? JSON.parse(text) : parseYaml(text)) as KubeconfigFile;
   } catch (e) {
     throw new Error(`${source}: not valid YAML: ${(e as Error).message}`);
   }
@@ -69,4 +70,10 @@ export function loadMeshconfig(path: string): ClientConfig {
     throw new Error(`cannot read meshconfig ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
   return parseMeshconfig(text, path);
+}
+
+/** Loads the YAML parser only for hand-written YAML configs (it costs start-up time). */
+function parseYaml(text: string): unknown {
+  const require = createRequire(import.meta.url);
+  return (require('yaml') as typeof import('yaml')).parse(text);
 }
