@@ -1,6 +1,6 @@
 // Builds the shipped binaries into dist/ with esbuild, so that they start without tsx.
 import { build } from 'esbuild';
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 
 const entries = {
   'meshctl': 'cli/main.ts',
@@ -24,3 +24,11 @@ await build({
   },
   external: ['better-sqlite3'],
 });
+
+// dist/bin/<name> → ../<name>.js, so `export PATH=$PWD/dist/bin:$PATH` gives the commands their real names.
+mkdirSync('dist/bin', { recursive: true });
+for (const name of Object.keys(entryPoints)) {
+  chmodSync(`dist/${name}.js`, 0o755);
+  rmSync(`dist/bin/${name}`, { force: true });
+  symlinkSync(`../${name}.js`, `dist/bin/${name}`);
+}

@@ -24,7 +24,7 @@ lines.on('line', (line) => {
     console.log(`\nmeshctl control plane is serving at ${event.url} (data in ${dataDir})\n`);
     console.log('Point meshctl (or kubectl) at it:\n');
     console.log(`export MESHCONFIG=${event.meshconfig}`);
-    console.log(`alias meshctl="node ${resolve('dist/meshctl.js')}"   # or: npx meshctl`);
+    console.log(`export PATH=${resolve('dist/bin')}:$PATH`);
     console.log('meshctl apply -f manifests/samples/ && meshctl get nodes');
     console.log(`kubectl --kubeconfig ${event.meshconfig} get nodes\n`);
     console.log('Ctrl-C stops it.\n');
