@@ -1,0 +1,62 @@
+/**
+ * Small file-system helpers the drivers share: mode parsing, errno codes and the atomic file replace
+ * (temporary file in the same directory, fsync, rename, fsync of the directory).
+ */
+import { open, rename, unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { basename, dirname, join, posix } from 'node:path';
+import type { FileMode } from '../engine/types.ts';
+
+/** The errno code of a Node.js file-system error (`ENOENT`, …), or undefined. */
+export function errnoCode(e: unknown): string | undefined {
+  return e instanceof Error ? (e as NodeJS.ErrnoException).code : undefined;
+}
+
+/** Parses a declared mode (`0o644`, `"0644"`, `"644"`, `"0o644"`) into permission bits; throws when invalid. */
+export function parseMode(mode: FileMode): number {
+  const n = typeof mode === 'number' ? mode : /^(0o|0)?[0-7]{1,4}$/.test(mode) ? parseInt(mode.replace(/^0o/, ''), 8) : NaN;
+  if (!Number.isInteger(n) || n < 0 || n > 0o7777) throw new Error(`invalid mode ${JSON.stringify(mode)}: expected octal like "0644"`);
+  return n;
+}
+
+/** Formats permission bits as a 4-digit octal string (`0644`) for messages. */
+export function formatMode(mode: number): string {
+  return (mode & 0o7777).toString(8).padStart(4, '0');
+}
+
+/** Fsyncs a directory so that a rename or unlink in it is durable. */
+export async function fsyncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Replaces `path` atomically with `data` and `mode`: readers see the old or the new file, never a
+ * partial one, and after return the new file survives a crash. The parent directory must exist.
+ */
+export async function atomicWriteFile(path: string, data: string | Uint8Array, mode: number): Promise<void> {
+  const dir = dirname(path);
+  const tmp = join(dir, `.${basename(path)}.meshctl-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  const fh = await open(tmp, 'wx', mode);
+  try {
+    await fh.writeFile(data);
+    await fh.chmod(mode);
+    await fh.sync();
+    await fh.close();
+    await rename(tmp, path);
+  } catch (e) {
+    await fh.close().catch(() => {});
+    await unlink(tmp).catch(() => {});
+    throw e;
+  }
+  await fsyncDir(dir);
+}
+
+/** The world identity of a path-based resource (`path:/etc/x`), normalised so `/a//b/` equals `/a/b`. */
+export function pathKey(path: string): string {
+  return `path:${posix.normalize(path).replace(/\/+$/, '') || '/'}`;
+}

@@ -1,0 +1,91 @@
+/**
+ * The pid file the process supervisor keeps per service in its state directory, and the /proc checks
+ * that decide whether a recorded pid is still the process it started (same start time, same argv) —
+ * so a new agent can adopt it and never signals an unrelated process that reused the pid.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdir, readFile, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { RestartPolicy } from '../engine/types.ts';
+import { atomicWriteFile, errnoCode } from './fs-util.ts';
+
+/** What the supervisor remembers about a service's process, durably, across agent restarts. */
+export interface ProcessRecord {
+  id: string;
+  pid: number;
+  /** Field 22 of /proc/<pid>/stat: with the pid, identifies one process for its whole life. */
+  startTime: string;
+  command: string[];
+  env: Record<string, string>;
+  cwd: string;
+  restart: RestartPolicy;
+  fingerprint: string;
+  startedAt: string;
+  /** Set when the process exited and the restart policy says not to start it again. */
+  exited?: { code: number | null; signal: string | null; at: string };
+}
+
+/** A file-name-safe form of a resource id (every byte outside `[A-Za-z0-9_-]` percent-encoded). */
+export function safeName(id: string): string {
+  return Array.from(Buffer.from(id, 'utf8'), (b) => {
+    const c = String.fromCharCode(b);
+    return /[A-Za-z0-9_-]/.test(c) ? c : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }).join('');
+}
+
+/** The path of a service's pid file. */
+export function recordPath(stateDir: string, id: string): string {
+  return join(stateDir, 'services', `${safeName(id)}.json`);
+}
+
+/** Reads a service's pid file; undefined when there is none. */
+export async function readRecord(stateDir: string, id: string): Promise<ProcessRecord | undefined> {
+  try {
+    return JSON.parse(await readFile(recordPath(stateDir, id), 'utf8')) as ProcessRecord;
+  } catch (e) {
+    if (errnoCode(e) === 'ENOENT') return undefined;
+    throw new Error(`unreadable pid file ${recordPath(stateDir, id)}: ${(e as Error).message}`);
+  }
+}
+
+/** Writes a service's pid file atomically and durably. */
+export async function writeRecord(stateDir: string, rec: ProcessRecord): Promise<void> {
+  await mkdir(join(stateDir, 'services'), { recursive: true });
+  await atomicWriteFile(recordPath(stateDir, rec.id), JSON.stringify(rec, null, 2) + '\n', 0o600);
+}
+
+/** Deletes a service's pid file (absent is fine). */
+export async function deleteRecord(stateDir: string, id: string): Promise<void> {
+  await unlink(recordPath(stateDir, id)).catch((e: unknown) => {
+    if (errnoCode(e) !== 'ENOENT') throw e;
+  });
+}
+
+/** The start time and state of a live pid from /proc, or undefined when there is no such process. */
+export function procStat(pid: number): { startTime: string; state: string } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: fields[0] ?? '', startTime: fields[19] ?? '' };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The argv of a live pid from /proc/<pid>/cmdline, or undefined. */
+export function procArgv(pid: number): string[] | undefined {
+  try {
+    const raw = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return raw === '' ? [] : raw.replace(/\0$/, '').split('\0');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `pid` is alive (not a zombie), started at `startTime`, and runs exactly `command`. */
+export function isSameProcess(pid: number, startTime: string, command: string[]): boolean {
+  const st = procStat(pid);
+  if (!st || st.state === 'Z' || st.state === 'X' || st.startTime !== startTime) return false;
+  const argv = procArgv(pid);
+  return argv !== undefined && argv.length === command.length && argv.every((a, i) => a === command[i]);
+}

@@ -1,0 +1,21 @@
+/**
+ * The explicit driver registry: a plain map from host resource kind to its driver. Nothing registers
+ * itself; a kind without an entry here (e.g. `WireGuard`, until its driver exists) fails with a clear
+ * "no driver" result.
+ */
+import type { DriverRegistry } from '../engine/types.ts';
+import { directoryDriver } from './directory.ts';
+import { fileDriver } from './file.ts';
+import { createServiceDriver, type ServiceDriverOptions } from './service.ts';
+
+/** What the stateful drivers need: the agent's long-lived process supervisor and systemd options. */
+export type DriverRegistryOptions = ServiceDriverOptions;
+
+/** Creates the map kind → driver the engine uses. */
+export function createDriverRegistry(opts: DriverRegistryOptions): DriverRegistry {
+  return {
+    Directory: directoryDriver,
+    File: fileDriver,
+    Service: createServiceDriver(opts),
+  };
+}

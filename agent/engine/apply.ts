@@ -1,0 +1,181 @@
+/**
+ * Executes a plan in order. Ownership is recorded through the inventory hooks, which must persist
+ * durably before they resolve: an intent before anything is created (so a crash cannot leave an
+ * object the agent made but does not own), the applied entry after each create/update, the deletion
+ * after each removal.
+ *
+ * Dependency rule: a declaration is an ordered list, and each resource depends on every resource
+ * declared before it BY THE SAME OWNER (the assignment). When one of them does not reach its state
+ * (Failed, Conflict, or itself DependencyFailed), every later resource of that owner is not attempted
+ * and reports DependencyFailed; other owners go on. Removals run in reverse creation order and follow
+ * the same rule among themselves (a failed removal keeps the earlier-created objects of its owner,
+ * e.g. the directory a still-running service uses). The removal of a moved resource's old object
+ * depends on the new one having been applied.
+ */
+import type { RetryTracker } from './retry.ts';
+import type {
+  Driver, DriverContext, DriverRegistry, InventoryEntry, Observed, Resource, ResourceResult, ResultState, Step,
+} from './types.ts';
+
+/** Access to the inventory: reads, and writes that resolve once durable. */
+export interface InventoryHooks {
+  get(id: string): InventoryEntry | undefined;
+  put(entry: InventoryEntry, replaces?: string): Promise<void>;
+  delete(id: string): Promise<void>;
+}
+
+/** What `applyPlan` needs. `observed` is what the plan was made from. */
+export interface ApplyInput {
+  steps: readonly Step[];
+  desired: readonly Resource[];
+  drivers: DriverRegistry;
+  ctx: DriverContext;
+  observed: ReadonlyMap<string, Observed>;
+  inventory: InventoryHooks;
+  /** Per-resource backoff: a resource waiting out its delay is reported Failed without being attempted. */
+  retry?: RetryTracker;
+}
+
+const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+const now = (ctx: DriverContext): string => new Date(ctx.clock?.now() ?? Date.now()).toISOString();
+
+/** Who blocks whom while a plan runs: owner → first resource of it that did not reach its state. */
+interface Blocks {
+  declared: Map<string, string>;
+  removals: Map<string, string>;
+  notApplied: Set<string>;
+}
+
+type Report = (state: ResultState, msg?: string) => ResourceResult;
+
+/** Applies `steps` in order and returns one result per step (see the module comment for the rules). */
+export async function applyPlan(input: ApplyInput): Promise<ResourceResult[]> {
+  const desired = new Map(input.desired.map((r) => [r.id, r]));
+  const blocks: Blocks = { declared: new Map(), removals: new Map(), notApplied: new Set() };
+  const results: ResourceResult[] = [];
+  for (const step of input.steps) {
+    const report: Report = (state, msg) => ({
+      id: step.id, kind: step.kind, owner: step.owner, action: step.action, state, ...(msg !== undefined ? { message: msg } : {}),
+    });
+    results.push(step.action === 'remove' ? await removal(input, step, blocks, report) : await declared(input, desired, step, blocks, report));
+  }
+  return results;
+}
+
+async function declared(input: ApplyInput, desired: Map<string, Resource>, step: Step, blocks: Blocks, report: Report): Promise<ResourceResult> {
+  const fail = (): void => {
+    if (!blocks.declared.has(step.owner)) blocks.declared.set(step.owner, step.id);
+    blocks.notApplied.add(step.id);
+  };
+  const blocker = blocks.declared.get(step.owner);
+  if (blocker !== undefined) {
+    blocks.notApplied.add(step.id);
+    return report('DependencyFailed', `not attempted: ${blocker}, declared earlier by the same owner, did not apply`);
+  }
+  if (step.action === 'noop') {
+    input.retry?.succeeded(step.id);
+    return report('Applied');
+  }
+  if (step.action === 'conflict') {
+    fail();
+    return report('Conflict', step.message);
+  }
+  return attempt(input, step, step.id, () => applyOne(input, desired, step), report, fail);
+}
+
+async function removal(input: ApplyInput, step: Step, blocks: Blocks, report: Report): Promise<ResourceResult> {
+  const blocker = blocks.removals.get(step.owner);
+  if (blocker !== undefined) return report('DependencyFailed', `not removed: removal of ${blocker} failed`);
+  if (step.superseded && blocks.notApplied.has(step.id)) return report('DependencyFailed', 'not removed: its replacement was not applied');
+  return attempt(input, step, `remove:${step.id}`, () => removeOne(input, step), report, () => blocks.removals.set(step.owner, step.id));
+}
+
+async function attempt(
+  input: ApplyInput, step: Step, retryKey: string, run: () => Promise<ResultState | [ResultState, string]>,
+  report: Report, onFail: () => void,
+): Promise<ResourceResult> {
+  const waiting = input.retry?.waiting(retryKey);
+  if (waiting !== undefined) {
+    onFail();
+    return report('Failed', waiting);
+  }
+  try {
+    const out = await run();
+    input.retry?.succeeded(retryKey);
+    return typeof out === 'string' ? report(out) : report(...out);
+  } catch (e) {
+    input.retry?.failed(retryKey, message(e));
+    onFail();
+    input.ctx.logger.error(`Failed to ${step.action} ${step.kind}`, { id: step.id, owner: step.owner, error: message(e) });
+    return report('Failed', message(e));
+  }
+}
+
+function driverFor(input: ApplyInput, step: Step): Driver {
+  const driver = input.drivers[step.kind];
+  if (step.error !== undefined) throw new Error(step.error);
+  if (!driver) throw new Error(`no driver for kind ${step.kind}`);
+  return driver;
+}
+
+async function applyOne(input: ApplyInput, desired: Map<string, Resource>, step: Step): Promise<ResultState> {
+  const { inventory, ctx } = input;
+  const r = desired.get(step.id);
+  if (!r) throw new Error(`resource ${step.id} is not in the declaration`);
+  const driver = driverFor(input, step);
+  const rctx = { ...ctx, id: r.id, owner: r.owner };
+  const own = inventory.get(r.id);
+  const current = own ?? (step.replaces !== undefined ? inventory.get(step.replaces) : undefined);
+  const superseded = [...(current?.superseded ?? [])];
+  const moved = own !== undefined && driver.key(own.spec, r.id) !== driver.key(r.spec, r.id);
+  if (moved) superseded.push(own.spec);
+  const entry = (extra: Partial<InventoryEntry>): InventoryEntry => ({
+    id: r.id, kind: r.kind, owner: r.owner, spec: r.spec, appliedAt: now(ctx), ...(superseded.length ? { superseded } : {}), ...extra,
+  });
+  if (!own || step.replaces !== undefined || moved) await inventory.put(entry({ pending: true }), step.replaces);
+  try {
+    await driver.apply(r.spec, rctx, input.observed.get(r.id) ?? { exists: false });
+  } catch (e) {
+    if (!own && step.replaces === undefined) await forgetIfAbsent(input, driver, r);
+    throw e;
+  }
+  const after = await driver.observe(r.spec, rctx);
+  const left = driver.diff(r.spec, after);
+  if (left.length) throw new Error(`not in the declared state after apply: ${left.map((c) => c.message).join('; ')}`);
+  await inventory.put(entry({ observed: after }));
+  ctx.logger.info(`Applied ${r.kind}`, { id: r.id, owner: r.owner, action: step.action, changes: step.changes?.map((c) => c.message) });
+  return 'Applied';
+}
+
+/** After a failed create: drop the intent when nothing was created, so the path is never claimed later. */
+async function forgetIfAbsent(input: ApplyInput, driver: Driver, r: Resource): Promise<void> {
+  try {
+    const seen = await driver.observe(r.spec, { ...input.ctx, id: r.id, owner: r.owner });
+    if (!seen.exists) await input.inventory.delete(r.id);
+  } catch {
+    // could not tell whether anything was made: keep the intent; the next reconcile observes again
+  }
+}
+
+async function removeOne(input: ApplyInput, step: Step): Promise<ResultState | [ResultState, string]> {
+  const { inventory, ctx } = input;
+  const driver = driverFor(input, step);
+  const entry = inventory.get(step.id);
+  const spec = step.spec ?? entry?.spec;
+  if (!spec) return 'Removed';
+  const out = await driver.remove(spec, { ...ctx, id: step.id, owner: step.owner });
+  if (out?.retained) {
+    ctx.logger.info(`Retained ${step.kind}`, { id: step.id, owner: step.owner, reason: out.message });
+    return ['Retained', out.message];
+  }
+  if (!step.superseded) {
+    await inventory.delete(step.id);
+  } else if (entry) {
+    const key = driver.key(spec, step.id);
+    const rest = (entry.superseded ?? []).filter((s) => driver.key(s, step.id) !== key);
+    const { superseded: _, ...kept } = entry;
+    await inventory.put(rest.length ? { ...kept, superseded: rest } : kept);
+  }
+  ctx.logger.info(`Removed ${step.kind}`, { id: step.id, owner: step.owner, superseded: step.superseded });
+  return 'Removed';
+}
