@@ -1,0 +1,116 @@
+/**
+ * The typed client over HTTP(S): Kubernetes-style paths under `/apis/meshctl.dev/v1alpha1`, merge patch,
+ * dry run, and `?watch=1` streams decoded from newline-delimited JSON.
+ */
+import type { IncomingMessage } from 'node:http';
+import { ApiError } from '../meta/api-error.ts';
+import { GROUP, VERSION, type KubeObject, type ObjectList, type WatchEvent } from '../meta/types.ts';
+import { HttpTransport, errorFromResponse, readBody } from './http-transport.ts';
+import { decodeNdjson } from './ndjson.ts';
+import type {
+  Client, ClientConfig, ClientListOptions, ClientWatchOptions, ClientWriteOptions, WatchStream,
+} from './types.ts';
+
+export { isUnreachable } from './http-transport.ts';
+
+const PREFIX = `/apis/${GROUP}/${VERSION}`;
+
+/** A Client that also lets its owner close idle keep-alive connections. */
+export interface HttpClient extends Client {
+  /** Closes idle connections; a process that is done with the client may call it to exit at once. */
+  close(): void;
+}
+
+/** Creates a client for the control plane described by `cfg` (a loaded meshconfig). */
+export function createClient(cfg: ClientConfig): HttpClient {
+  const t = new HttpTransport({ config: cfg });
+  return {
+    get: (plural, name) => t.json({ method: 'GET', path: objectPath(plural, name) }) as Promise<KubeObject>,
+    list: (plural, opts) => t.json({ method: 'GET', path: collectionPath(plural) + query(listQuery(opts)) }) as Promise<ObjectList>,
+    create: (plural, obj, opts) =>
+      t.json({ method: 'POST', path: collectionPath(plural) + query(writeQuery(opts)), body: obj }) as Promise<KubeObject>,
+    update: (plural, obj, opts) =>
+      t.json({ method: 'PUT', path: objectPath(plural, obj.metadata.name) + query(writeQuery(opts)), body: obj }) as Promise<KubeObject>,
+    updateStatus: (plural, obj, opts) =>
+      t.json({ method: 'PUT', path: objectPath(plural, obj.metadata.name) + '/status' + query(writeQuery(opts)), body: obj }) as Promise<KubeObject>,
+    patch: (plural, name, patch, opts) => t.json({
+      method: 'PATCH',
+      path: objectPath(plural, name) + (opts?.subresource ? `/${opts.subresource}` : '') + query(writeQuery(opts)),
+      body: patch,
+      contentType: 'application/merge-patch+json',
+    }) as Promise<KubeObject>,
+    delete: (plural, name, opts) => t.json({
+      method: 'DELETE',
+      path: objectPath(plural, name) + query({ ...writeQuery(opts), propagationPolicy: opts?.propagationPolicy }),
+    }) as Promise<KubeObject>,
+    watch: (plural, opts) => openWatch(t, plural, opts),
+    raw: (path) => t.json({ method: 'GET', path }),
+    close: () => t.close(),
+  };
+}
+
+function collectionPath(plural: string): string {
+  if (!plural) throw new ApiError({ reason: 'BadRequest', message: 'a resource type is required' });
+  return `${PREFIX}/${encodeURIComponent(plural)}`;
+}
+
+function objectPath(plural: string, name: string | undefined): string {
+  if (!name) throw new ApiError({ reason: 'BadRequest', message: `a name is required to address one of ${plural}` });
+  return `${collectionPath(plural)}/${encodeURIComponent(name)}`;
+}
+
+function listQuery(opts: ClientListOptions | undefined): Record<string, string | undefined> {
+  return { labelSelector: opts?.labelSelector || undefined, fieldSelector: opts?.fieldSelector || undefined };
+}
+
+function writeQuery(opts: ClientWriteOptions | undefined): Record<string, string | undefined> {
+  return { dryRun: opts?.dryRun ? 'All' : undefined };
+}
+
+function query(params: Record<string, string | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) q.set(k, v);
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+/** Opens a watch; an HTTP 410 answer becomes a single ERROR event carrying the `Status`, as the contract says. */
+async function openWatch(t: HttpTransport, plural: string, opts: ClientWatchOptions | undefined): Promise<WatchStream> {
+  const q = query({
+    watch: '1',
+    ...listQuery(opts),
+    resourceVersion: opts?.resourceVersion,
+    allowWatchBookmarks: opts?.allowWatchBookmarks ? 'true' : undefined,
+  });
+  const res = await t.send({ method: 'GET', path: collectionPath(plural) + q, stream: true });
+  const code = res.statusCode ?? 0;
+  if (code < 200 || code >= 300) {
+    const err = errorFromResponse(code, await readBody(res).catch(() => ''));
+    if (code !== 410) throw err;
+    const event = { type: 'ERROR', object: err.toStatus() } as unknown as WatchEvent;
+    return { events: (async function* () { yield event; })(), close: () => undefined };
+  }
+  return watchStream(res);
+}
+
+/** Wraps a 200 watch response: events end when the server closes the stream or the owner calls close(). */
+function watchStream(res: IncomingMessage): WatchStream {
+  let closed = false;
+  async function* events(): AsyncGenerator<WatchEvent> {
+    try {
+      for await (const value of decodeNdjson(res)) yield value as WatchEvent;
+    } catch (e) {
+      if (closed || !(e instanceof SyntaxError)) return; // closed by us, or the connection dropped: the stream ends
+      throw new ApiError({ reason: 'InternalError', message: e.message });
+    } finally {
+      res.destroy();
+    }
+  }
+  return {
+    events: events(),
+    close() {
+      closed = true;
+      res.destroy();
+    },
+  };
+}

@@ -1,0 +1,149 @@
+/**
+ * The HTTP(S) transport of the typed client: one keep-alive agent, bearer auth, the server verified
+ * against the configured CA, and every failure turned into an ApiError (a `Status` from the server, or
+ * ServiceUnavailable when the control plane cannot be reached).
+ */
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { ApiError, type StatusReason } from '../meta/api-error.ts';
+import type { ClientConfig } from './types.ts';
+
+/** One request: the path is relative to the server URL (e.g. `/apis/meshctl.dev/v1alpha1/nodes`). */
+export interface TransportRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  body?: unknown;
+  contentType?: string;
+  /** Long-running (watch): no timeout, the caller reads the response stream. */
+  stream?: boolean;
+}
+
+/** Marks an error the client made up because the server could not be reached (see `isUnreachable`). */
+const UNREACHABLE = 'Unreachable';
+
+/** True when `e` is the client's "control plane unreachable" error (not a 503 sent by a server). */
+export function isUnreachable(e: unknown): boolean {
+  return e instanceof ApiError && e.details?.causes?.[0]?.reason === UNREACHABLE;
+}
+
+/** Sends requests to one control plane over a keep-alive agent. */
+export class HttpTransport {
+  private readonly url: URL;
+  private readonly agent: http.Agent;
+  private readonly cfg: ClientConfig;
+
+  constructor(opts: { config: ClientConfig }) {
+    this.cfg = opts.config;
+    try {
+      this.url = new URL(opts.config.server);
+    } catch {
+      throw new ApiError({ reason: 'BadRequest', message: `invalid server URL "${opts.config.server}" in the meshconfig` });
+    }
+    if (this.url.protocol !== 'https:' && this.url.protocol !== 'http:') {
+      throw new ApiError({ reason: 'BadRequest', message: `unsupported server URL "${opts.config.server}": expected https:// or http://` });
+    }
+    this.agent = this.url.protocol === 'https:'
+      ? new https.Agent({ keepAlive: true, ...(opts.config.caData ? { ca: opts.config.caData } : {}) })
+      : new http.Agent({ keepAlive: true });
+  }
+
+  /** Sends a request and resolves with the parsed JSON body of a 2xx answer; rejects with ApiError. */
+  async json(req: TransportRequest): Promise<unknown> {
+    const res = await this.send(req);
+    const text = await readBody(res).catch((e: Error) => { throw this.unreachable(e); });
+    if (!ok(res)) throw errorFromResponse(res.statusCode ?? 0, text);
+    if (!text.trim()) return undefined;
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new ApiError({ reason: 'InternalError', message: `the server sent a response that is not JSON: ${snippet(text)}` });
+    }
+  }
+
+  /** Sends a request and resolves with the response once its headers arrived (any status code). */
+  send(req: TransportRequest): Promise<http.IncomingMessage> {
+    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const headers: http.OutgoingHttpHeaders = { accept: 'application/json', 'user-agent': 'meshctl-client' };
+    if (this.cfg.token) headers.authorization = `Bearer ${this.cfg.token}`;
+    if (body !== undefined) {
+      headers['content-type'] = req.contentType ?? 'application/json';
+      headers['content-length'] = Buffer.byteLength(body);
+    }
+    const mod = this.url.protocol === 'https:' ? https : http;
+    return new Promise((resolve, reject) => {
+      const r = mod.request({
+        protocol: this.url.protocol,
+        hostname: this.url.hostname.replace(/^\[(.*)\]$/, '$1'),
+        port: this.url.port || undefined,
+        path: this.url.pathname.replace(/\/$/, '') + req.path,
+        method: req.method,
+        headers,
+        agent: this.agent,
+      }, resolve);
+      r.on('error', (e) => reject(this.unreachable(e)));
+      if (!req.stream) {
+        const ms = this.cfg.timeoutMs ?? 30_000;
+        r.setTimeout(ms, () => r.destroy(Object.assign(new Error(`no answer within ${ms / 1000}s`), { code: 'ETIMEDOUT' })));
+      }
+      r.end(body);
+    });
+  }
+
+  /** Closes idle keep-alive connections (open watches are closed by their owners). */
+  close(): void {
+    this.agent.destroy();
+  }
+
+  /** Turns a socket/TLS error into ServiceUnavailable naming the server. */
+  unreachable(e: unknown): ApiError {
+    if (e instanceof ApiError) return e;
+    const err = e as NodeJS.ErrnoException;
+    const code = err.code ?? '';
+    const at = `the control plane at ${this.cfg.server}`;
+    let message = `${at} is unreachable (${err.message})`;
+    if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+      message = `${at} is unreachable: its certificate is not valid for "${this.url.hostname}" (${err.message})`;
+    } else if (/CERT|SIGNATURE|ISSUER/.test(code)) {
+      message = `${at} is unreachable: its certificate did not verify against the configured CA (${err.message})`;
+    } else if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'EPROTO') {
+      message = `${at} is unreachable: the TLS handshake failed; is it serving plain HTTP? (${err.message})`;
+    }
+    return new ApiError({ reason: 'ServiceUnavailable', message, details: { causes: [{ reason: UNREACHABLE, message: code || err.message }] } });
+  }
+}
+
+function ok(res: http.IncomingMessage): boolean {
+  const c = res.statusCode ?? 0;
+  return c >= 200 && c < 300;
+}
+
+/** Reads a whole response body as UTF-8 text. */
+export async function readBody(res: http.IncomingMessage): Promise<string> {
+  res.setEncoding('utf8');
+  let text = '';
+  for await (const chunk of res) text += chunk as string;
+  return text;
+}
+
+const REASONS: Record<number, StatusReason> = {
+  400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed',
+  406: 'NotAcceptable', 409: 'Conflict', 410: 'Gone', 413: 'RequestEntityTooLarge', 415: 'UnsupportedMediaType',
+  422: 'Invalid', 503: 'ServiceUnavailable', 504: 'Timeout',
+};
+
+/** Builds the ApiError of a non-2xx answer: the server's `Status`, or one made from the code and body. */
+export function errorFromResponse(code: number, text: string): ApiError {
+  try {
+    const s = JSON.parse(text) as { kind?: string };
+    if (s && s.kind === 'Status') return ApiError.fromStatus(s as Parameters<typeof ApiError.fromStatus>[0], code);
+  } catch {
+    // not JSON: fall through
+  }
+  const reason = REASONS[code] ?? 'InternalError';
+  return new ApiError({ reason, code, message: `the server responded with HTTP ${code}${text.trim() ? `: ${snippet(text)}` : ''}` });
+}
+
+function snippet(text: string): string {
+  const t = text.trim().replace(/\s+/g, ' ');
+  return t.length > 200 ? t.slice(0, 200) + '…' : t;
+}

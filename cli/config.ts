@@ -1,0 +1,50 @@
+/**
+ * Finds and loads the meshconfig meshctl talks with. In order: `--config FILE`, `$MESHCONFIG`,
+ * `./.meshctl/admin.meshconfig`, `./.meshctl/control-plane/admin.meshconfig` (what `npm start` writes),
+ * `~/.meshctl/config`.
+ */
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { loadMeshconfig } from '../api/client/meshconfig.ts';
+import type { ClientConfig } from '../api/client/types.ts';
+import { CliError } from './errors.ts';
+
+/** Where to look, for tests: the working directory, the environment and the home directory. */
+export interface ConfigLookup {
+  flag?: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  home?: string;
+}
+
+/** The path of the meshconfig to use (explicit choices are returned even when the file is missing). */
+export function findConfigPath(opts: ConfigLookup = {}): string | undefined {
+  const env = opts.env ?? process.env;
+  if (opts.flag) return resolve(opts.flag);
+  if (env.MESHCONFIG) return resolve(env.MESHCONFIG);
+  const cwd = opts.cwd ?? process.cwd();
+  const candidates = [
+    join(cwd, '.meshctl', 'admin.meshconfig'),
+    join(cwd, '.meshctl', 'control-plane', 'admin.meshconfig'),
+    join(opts.home ?? homedir(), '.meshctl', 'config'),
+  ];
+  return candidates.find((p) => existsSync(p));
+}
+
+/** Loads the meshconfig; a missing one is a CliError that says how to get one. */
+export function loadConfig(opts: ConfigLookup = {}): ClientConfig {
+  const path = findConfigPath(opts);
+  if (!path) {
+    throw new CliError(
+      'no meshconfig found: pass --config FILE or set MESHCONFIG to the admin.meshconfig a control plane wrote ' +
+        '(`npm start` writes ./.meshctl/control-plane/admin.meshconfig; `mesh-control-plane --data-dir DIR` writes DIR/admin.meshconfig), ' +
+        'or copy one to ~/.meshctl/config',
+    );
+  }
+  try {
+    return loadMeshconfig(path);
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+}

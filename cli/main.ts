@@ -1,0 +1,112 @@
+/**
+ * The meshctl entry point: finds the command, parses its flags and runs it. Commands are loaded on demand
+ * (dynamic import) so that start-up stays close to bare `node`; exit codes are documented in errors.ts.
+ */
+import type { HttpClient } from '../api/client/http-client.ts';
+import { parseArgs } from './args.ts';
+import { clientFor } from './client.ts';
+import { GLOBAL_FLAGS, commandHelp, type Command, type CommandContext } from './command.ts';
+import { EXIT_OK, UsageError, reportError } from './errors.ts';
+
+interface CommandEntry {
+  summary: string;
+  load: () => Promise<{ command: Command }>;
+}
+
+/** Every command, in the order `meshctl --help` lists them. Later issues add `status`, `token`, `backup`, `logs` here. */
+const COMMANDS: Record<string, CommandEntry> = {
+  get: { summary: 'Display one or many resources', load: () => import('./get.ts') },
+  describe: { summary: 'Show details of a resource, its conditions and recent events', load: () => import('./describe.ts') },
+  apply: { summary: 'Create or update resources from manifest files', load: () => import('./apply.ts') },
+  delete: { summary: 'Delete resources by name or from manifest files', load: () => import('./delete.ts') },
+  diff: { summary: 'Show what apply would change', load: () => import('./diff.ts') },
+  'api-resources': { summary: 'List the resource types the API serves', load: () => import('./api-resources.ts') },
+  version: { summary: 'Print the client and server versions', load: () => import('./version.ts') },
+};
+
+/** The top-level `--help` text. */
+function rootHelp(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length)) + 3;
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}${c.summary}`);
+  return [
+    'meshctl controls a mesh: one declared control plane, agents that keep running without it.',
+    '',
+    'Usage:',
+    '  meshctl <command> [flags]',
+    '',
+    'Commands:',
+    ...lines,
+    '',
+    'Global flags:',
+    '  --config FILE   the meshconfig to use (default: $MESHCONFIG, ./.meshctl/admin.meshconfig,',
+    '                  ./.meshctl/control-plane/admin.meshconfig, ~/.meshctl/config)',
+    '  -h, --help      help for meshctl or a command',
+    '',
+    "Use 'meshctl <command> --help' for more information about a command.",
+    '',
+  ].join('\n');
+}
+
+/** Splits argv into the command name and everything else (global flags may come before the command). */
+function splitCommand(argv: string[]): { name?: string; rest: string[] } {
+  for (let i = 0; i < argv.length; i++) {
+    const w = argv[i];
+    if (w === '--config') i++;
+    else if (!w.startsWith('-')) return { name: w, rest: [...argv.slice(0, i), ...argv.slice(i + 1)] };
+  }
+  return { rest: argv };
+}
+
+function makeContext(command: Command, argv: string[]): { ctx: CommandContext; dispose: () => void } {
+  const args = parseArgs(argv, [...command.flags, ...GLOBAL_FLAGS]);
+  let client: HttpClient | undefined;
+  const ctx: CommandContext = {
+    args,
+    client: () => (client ??= clientFor(args.str('config'))),
+    out: (t) => void process.stdout.write(t),
+    err: (t) => void process.stderr.write(t),
+    onStop: (fn) => {
+      process.once('SIGINT', fn);
+      process.once('SIGTERM', fn);
+    },
+  };
+  return { ctx, dispose: () => client?.close() };
+}
+
+/** Runs meshctl with the given arguments and resolves with the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const { name, rest } = splitCommand(argv);
+  if (!name || name === 'help') {
+    const topic = name === 'help' ? rest.find((w) => !w.startsWith('-')) : undefined;
+    if (topic && COMMANDS[topic]) return main([topic, '--help']);
+    if (topic) throw new UsageError(`unknown command "${topic}" for "meshctl"`);
+    process.stdout.write(rootHelp());
+    return EXIT_OK;
+  }
+  const entry = COMMANDS[name];
+  if (!entry) throw new UsageError(`unknown command "${name}" for "meshctl"`);
+  const { command } = await entry.load();
+  const { ctx, dispose } = makeContext(command, rest);
+  if (ctx.args.bool('help')) {
+    process.stdout.write(commandHelp(command));
+    return EXIT_OK;
+  }
+  try {
+    return await command.run(ctx);
+  } finally {
+    dispose();
+  }
+}
+
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(EXIT_OK);
+});
+
+const argv = process.argv.slice(2);
+main(argv).then(
+  (code) => { process.exitCode = code; },
+  (e: unknown) => {
+    const name = splitCommand(argv).name;
+    process.exitCode = reportError(e, name && COMMANDS[name] ? name : undefined);
+  },
+);
