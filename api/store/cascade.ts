@@ -1,0 +1,55 @@
+/**
+ * Deletion with finalizers and ownerReferences, inside one Txn (so an owner and its dependents are
+ * journaled as one line). When an object is actually removed, its dependents (objects whose
+ * ownerReferences name its uid) are deleted in turn, honouring their own finalizers, unless the policy is
+ * Orphan, which removes the reference instead. Like the Kubernetes garbage collector, a dependent that still
+ * has another existing owner is not deleted: only its reference to the removed owner is dropped.
+ * `Foreground` is treated like `Background` (dependents go in the same operation).
+ */
+import type { KubeObject } from '../meta/types.ts';
+import type { DeleteOptions } from './types.ts';
+import { hasFinalizers, nowTimestamp, withMeta } from './object-meta.ts';
+import type { StoreState, Txn } from './state.ts';
+
+type Policy = DeleteOptions['propagationPolicy'];
+
+function withoutOwner(obj: KubeObject, uid: string): KubeObject {
+  return withMeta(obj, { ownerReferences: (obj.metadata.ownerReferences ?? []).filter((r) => r.uid !== uid) });
+}
+
+/** Sets deletionTimestamp (once) on an object with finalizers; returns the (possibly unchanged) object. */
+export function markDeleting(state: StoreState, txn: Txn, plural: string, obj: KubeObject): KubeObject {
+  if (obj.metadata.deletionTimestamp) return obj;
+  return state.put(txn, plural, withMeta(obj, { deletionTimestamp: nowTimestamp() }), 'MODIFIED');
+}
+
+/** Drops the references to `uid` from every dependent of it. */
+export function orphanDependents(state: StoreState, txn: Txn, uid: string): void {
+  for (const ref of state.dependents(uid)) {
+    const dep = state.get(ref.plural, ref.name);
+    if (dep) state.put(txn, ref.plural, withoutOwner(dep, uid), 'MODIFIED');
+  }
+}
+
+function deleteDependent(state: StoreState, txn: Txn, plural: string, dep: KubeObject, ownerUid: string): void {
+  const otherOwners = (dep.metadata.ownerReferences ?? []).filter((r) => r.uid !== ownerUid && state.hasUid(r.uid));
+  if (otherOwners.length > 0) state.put(txn, plural, withoutOwner(dep, ownerUid), 'MODIFIED');
+  else if (hasFinalizers(dep)) markDeleting(state, txn, plural, dep);
+  else removeObject(state, txn, plural, dep, 'Background');
+}
+
+/** Removes an object now and cascades to its dependents per `policy`; returns the object as deleted. */
+export function removeObject(state: StoreState, txn: Txn, plural: string, obj: KubeObject, policy: Policy): KubeObject {
+  const gone = state.remove(txn, plural, obj);
+  const uid = obj.metadata.uid;
+  if (!uid) return gone;
+  if (policy === 'Orphan') {
+    orphanDependents(state, txn, uid);
+    return gone;
+  }
+  for (const ref of state.dependents(uid)) {
+    const dep = state.get(ref.plural, ref.name);
+    if (dep) deleteDependent(state, txn, ref.plural, dep, uid);
+  }
+  return gone;
+}

@@ -1,0 +1,49 @@
+/**
+ * Small promise wrappers over the callback `fs` API (cheaper than FileHandle on the hot path) and the
+ * durability helpers the store needs: write a whole buffer, fdatasync, fsync a directory.
+ */
+import { close, fdatasync, fsync, open, write } from 'node:fs';
+
+/** Writes the whole buffer at the file's current position (O_APPEND files: at the end). */
+export function writeAll(fd: number, buf: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const step = (offset: number): void => {
+      write(fd, buf, offset, buf.length - offset, null, (err, n) => {
+        if (err) reject(err);
+        else if (offset + n < buf.length) step(offset + n);
+        else resolve();
+      });
+    };
+    step(0);
+  });
+}
+
+/** fdatasync(2): the file's data (and the metadata needed to read it back) is on disk. */
+export function dataSync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+}
+
+/** Opens a file with the given flags (e.g. 'ax', 'a', 'w'). */
+export function openFile(path: string, flags: string): Promise<number> {
+  return new Promise((resolve, reject) => open(path, flags, 0o600, (err, fd) => (err ? reject(err) : resolve(fd))));
+}
+
+/** Closes a file descriptor. */
+export function closeFile(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => close(fd, (err) => (err ? reject(err) : resolve())));
+}
+
+/** fsync(2) of a directory, so that files created, renamed or removed in it survive a crash. */
+export async function syncDir(dir: string): Promise<void> {
+  const fd = await new Promise<number>((resolve, reject) => open(dir, 'r', (err, d) => (err ? reject(err) : resolve(d))));
+  try {
+    await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
+  } finally {
+    await closeFile(fd);
+  }
+}
+
+/** The `code` of a Node system error, if any. */
+export function errnoOf(e: unknown): string | undefined {
+  return typeof e === 'object' && e !== null && 'code' in e ? String((e as { code: unknown }).code) : undefined;
+}

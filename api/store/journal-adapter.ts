@@ -1,0 +1,159 @@
+/**
+ * The lowdb Adapter that makes the store durable without rewriting it.
+ *
+ * Layering: lowdb's `Low<StoreData>` holds the whole state in memory (`db.data`). The store changes
+ * `db.data.kinds` in place and, for each operation, stages its journal line in `db.data.changes`; it then
+ * calls `db.write()`, which calls this adapter's `write(data)`. `write` persists exactly what changed since
+ * the previous write — it drains `data.changes` into the group-commit journal — and resolves once those
+ * lines are fdatasync'd. Concurrent `db.write()` calls share one write + fdatasync. `read()` is lowdb's
+ * load: the latest snapshot plus the journal segments replayed on top.
+ *
+ * Compaction runs off the request path: once the journal has grown by `compactAfterBytes` since the last
+ * snapshot (after a failure, 5 s later at the earliest), the adapter copies the kind maps (objects are
+ * immutable, so a shallow copy is a consistent snapshot at `data.rv`), rotates the journal (writes continue
+ * into a new segment), writes the snapshot in chunks that yield to the event loop, renames it into place,
+ * then removes the segments older than the rotation.
+ */
+import { rm, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Adapter } from 'lowdb';
+import { syncDir } from './fs-util.ts';
+import { Journal, listSegments } from './journal.ts';
+import { replayJournal } from './journal-replay.ts';
+import { readSnapshot, writeSnapshot } from './snapshot.ts';
+import { emptyData, type Kinds, type StoreData } from './store-data.ts';
+
+/** Options of the JournalAdapter constructor. */
+export interface JournalAdapterOptions {
+  dir: string;
+  /** Start a compaction when the journal has grown by this many bytes since the last snapshot. */
+  compactAfterBytes: number;
+  logger: (line: object) => void;
+  /** Called with the newest durable resourceVersion after each group commit (must not throw). */
+  onDurable: (rv: number) => void;
+}
+
+/** What the adapter reports in `Store.stats()`. */
+export interface JournalStats {
+  segments: number;
+  segmentBytes: number;
+  bytes: number;
+  commits: number;
+  lines: number;
+  compactions: number;
+  compacting: boolean;
+  lastCompaction?: { rv: number; objects: number; bytes: number; ms: number };
+}
+
+const RETRY_MS = 5_000;
+
+function copyKinds(kinds: Kinds): { kinds: Kinds; objects: number } {
+  const copy: Kinds = new Map();
+  let objects = 0;
+  for (const [plural, kind] of kinds) {
+    copy.set(plural, new Map(kind));
+    objects += kind.size;
+  }
+  return { kinds: copy, objects };
+}
+
+/** The durable lowdb adapter (see the file comment). */
+export class JournalAdapter implements Adapter<StoreData> {
+  readonly #opts: JournalAdapterOptions;
+  #journal?: Journal;
+  #segments = 0;
+  #compaction?: Promise<void>;
+  #closing = false;
+  #compactions = 0;
+  #last?: JournalStats['lastCompaction'];
+  /** Journal bytes covered by the latest snapshot (approximately: measured at the cut). */
+  #compactedBytes = 0;
+  /** After a failed compaction, the next one waits until then (ms since epoch). */
+  #notBefore = 0;
+
+  constructor(opts: JournalAdapterOptions) {
+    this.#opts = opts;
+  }
+
+  /** Loads the snapshot, replays the journal, and opens the newest segment for appending. */
+  async read(): Promise<StoreData> {
+    const { dir, logger } = this.#opts;
+    await rm(join(dir, 'snapshot.jsonl.tmp'), { force: true });
+    const snap = await readSnapshot(dir);
+    const data = emptyData();
+    if (snap) {
+      data.rv = snap.rv;
+      data.kinds = snap.kinds;
+    }
+    const replay = await replayJournal(dir, data, snap?.rv ?? 0, logger);
+    this.#segments = Math.max(replay.segments, 1);
+    this.#journal = await Journal.open({
+      dir, seq: replay.newest?.seq ?? 1, size: replay.newest?.size ?? 0, totalSize: replay.bytes, onDurable: this.#opts.onDurable,
+    });
+    logger({ msg: 'Opened store', dir, rv: data.rv, snapshotRv: snap?.rv ?? 0, segments: replay.segments, journalBytes: replay.bytes });
+    return data;
+  }
+
+  /** Persists the mutations staged in `data.changes` (and only those); resolves once they are durable. */
+  write(data: StoreData): Promise<void> {
+    const journal = this.#journal;
+    if (!journal) return Promise.reject(new Error('the store adapter was not read (opened) first'));
+    const changes = data.changes;
+    if (changes.length === 0) return journal.flushed();
+    data.changes = [];
+    let durable: Promise<void> = Promise.resolve();
+    for (const c of changes) durable = journal.append(c.line, c.rv);
+    this.#maybeCompact(data, journal);
+    return durable;
+  }
+
+  /** Aborts a running compaction, flushes the journal and closes it. */
+  async close(): Promise<void> {
+    this.#closing = true;
+    await this.#compaction;
+    await this.#journal?.close();
+  }
+
+  stats(): JournalStats {
+    const j = this.#journal;
+    return {
+      segments: this.#segments, segmentBytes: j?.segmentBytes ?? 0, bytes: j?.bytes ?? 0, commits: j?.commits ?? 0, lines: j?.lines ?? 0,
+      compactions: this.#compactions, compacting: this.#compaction !== undefined, lastCompaction: this.#last,
+    };
+  }
+
+  #maybeCompact(data: StoreData, journal: Journal): void {
+    if (this.#compaction || this.#closing || Date.now() < this.#notBefore) return;
+    if (journal.bytes - this.#compactedBytes < this.#opts.compactAfterBytes) return;
+    this.#compaction = this.#compact(data, journal)
+      .catch((e: unknown) => {
+        const error = e instanceof Error ? e.message : String(e);
+        if (this.#closing) return this.#opts.logger({ msg: 'Aborted compaction (closing)', error });
+        this.#notBefore = Date.now() + RETRY_MS;
+        this.#opts.logger({ msg: 'Compaction failed', error, retryInMs: RETRY_MS });
+      })
+      .finally(() => {
+        this.#compaction = undefined;
+      });
+  }
+
+  async #compact(data: StoreData, journal: Journal): Promise<void> {
+    const started = performance.now();
+    const rv = data.rv;
+    const { kinds, objects } = copyKinds(data.kinds); // the cut: the state at rv, taken synchronously
+    const cutBytes = journal.bytes;
+    this.#opts.logger({ msg: 'Started compaction', rv, objects });
+    // Records ≤ rv are all appended already: wait until they are durable and later ones go to a new segment.
+    const [seq] = await Promise.all([journal.rotate(), journal.flushed()]);
+    const bytes = await writeSnapshot({ dir: this.#opts.dir, snapshot: { rv, kinds }, aborted: () => this.#closing });
+    const old = listSegments(this.#opts.dir).filter((s) => s.seq < seq);
+    for (const s of old) await unlink(s.file);
+    await syncDir(this.#opts.dir);
+    this.#segments = listSegments(this.#opts.dir).length;
+    this.#compactions++;
+    this.#compactedBytes = cutBytes;
+    this.#last = { rv, objects, bytes, ms: Math.round(performance.now() - started) };
+    this.#opts.logger({ msg: 'Compacted store', ...this.#last, segmentsRemoved: old.length });
+  }
+}

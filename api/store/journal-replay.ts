@@ -1,0 +1,83 @@
+/**
+ * Rebuilds the state from the journal segments on open. Records at or below the snapshot's resourceVersion
+ * are skipped. A torn last line of the newest segment (no trailing newline, or unparseable) was never
+ * acknowledged: it is cut off the file and logged. Damage anywhere else fails the open with an Error naming
+ * the file and line, so a broken store is never mistaken for an empty one.
+ */
+import { open, readFile } from 'node:fs/promises';
+import { listSegments } from './journal.ts';
+import { applyRecord, parseJournalLine, type JournalRecord, type StoreData } from './store-data.ts';
+
+/** What replay found: the newest segment (to append to) and the total journal size. */
+export interface ReplayResult {
+  newest?: { seq: number; size: number };
+  segments: number;
+  bytes: number;
+}
+
+type Logger = (line: object) => void;
+
+function corrupt(file: string, line: number, why: string): Error {
+  return new Error(`corrupt store journal ${file}:${line}: ${why}; refusing to open the store ` +
+    '(restore it from a backup, or repair the file by hand)');
+}
+
+async function truncateTo(file: string, size: number): Promise<void> {
+  const fh = await open(file, 'r+');
+  try {
+    await fh.truncate(size);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+interface Parsed { records: JournalRecord[][]; goodBytes: number; torn?: string }
+
+/** Parses one segment; `newest` allows (and reports) a torn last line instead of failing. */
+function parseSegment(file: string, buf: Buffer, newest: boolean): Parsed {
+  let goodBytes = buf.lastIndexOf(0x0a) + 1;
+  let torn = goodBytes < buf.length ? `${buf.length - goodBytes} bytes without a trailing newline` : undefined;
+  if (torn && !newest) throw corrupt(file, buf.subarray(0, goodBytes).toString().split('\n').length, torn);
+  const lines = buf.subarray(0, goodBytes).toString('utf8').split('\n');
+  lines.pop();
+  const records: JournalRecord[][] = [];
+  for (let i = 0; i < lines.length; i++) {
+    try {
+      records.push(parseJournalLine(lines[i]));
+    } catch (e) {
+      const why = e instanceof Error ? e.message : String(e);
+      if (!newest || i !== lines.length - 1) throw corrupt(file, i + 1, why);
+      goodBytes -= Buffer.byteLength(lines[i]) + 1;
+      torn = `unparseable last line ${i + 1} (${why})${torn ? ` and ${torn}` : ''}`;
+    }
+  }
+  return { records, goodBytes, torn };
+}
+
+/** Replays every journal segment into `data` (see the file comment); mutates `data.kinds` and `data.rv`. */
+export async function replayJournal(dir: string, data: StoreData, snapshotRv: number, log: Logger): Promise<ReplayResult> {
+  const segments = listSegments(dir);
+  let bytes = 0;
+  let newest: ReplayResult['newest'];
+  for (let i = 0; i < segments.length; i++) {
+    const { seq, file } = segments[i];
+    const isNewest = i === segments.length - 1;
+    const buf = await readFile(file);
+    const parsed = parseSegment(file, buf, isNewest);
+    if (parsed.torn) {
+      await truncateTo(file, parsed.goodBytes);
+      log({ msg: 'Dropped torn journal tail', file, reason: parsed.torn, bytes: buf.length - parsed.goodBytes });
+    }
+    for (const group of parsed.records) {
+      for (const rec of group) {
+        if (rec.rv <= snapshotRv) continue;
+        applyRecord(data.kinds, rec);
+        if (rec.rv > data.rv) data.rv = rec.rv;
+      }
+    }
+    bytes += parsed.goodBytes;
+    if (isNewest) newest = { seq, size: parsed.goodBytes };
+  }
+  return { newest, segments: segments.length, bytes };
+}

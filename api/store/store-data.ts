@@ -1,0 +1,89 @@
+/**
+ * The store's in-memory document (what lowdb holds as `db.data`) and the journal's line format.
+ *
+ * A journal line is one committed store operation:
+ *   `{"rv":7,"op":"put","plural":"nodes","name":"a","obj":{...}}`, `{"rv":8,"op":"del","plural":"nodes","name":"a"}`,
+ * or, when one operation changed several objects (a cascade), `{"rv":11,"op":"txn","ops":[<record>,...]}` so that
+ * the whole operation is replayed or dropped as one line.
+ */
+import type { KubeObject } from '../meta/types.ts';
+
+/** Objects by plural, then by name. Stored objects are immutable: they are replaced, never changed. */
+export type Kinds = Map<string, Map<string, KubeObject>>;
+
+/** A staged journal line (without its newline) and the highest resourceVersion it carries. */
+export interface JournalEntry {
+  rv: number;
+  line: string;
+}
+
+/** The document lowdb holds: the whole state, plus the mutations staged for the next `db.write()`. */
+export interface StoreData {
+  /** The newest resourceVersion issued. */
+  rv: number;
+  kinds: Kinds;
+  /** Journal lines of committed operations not yet handed to the adapter; `write()` drains it. */
+  changes: JournalEntry[];
+}
+
+/** One replayed mutation. */
+export interface JournalRecord {
+  rv: number;
+  op: 'put' | 'del';
+  plural: string;
+  name: string;
+  obj?: KubeObject;
+}
+
+/** The journal line of a put, given the object's JSON (serialized once, shared with the watch event). */
+export function putLine(rv: number, plural: string, name: string, objJson: string): string {
+  return `{"rv":${rv},"op":"put","plural":${JSON.stringify(plural)},"name":${JSON.stringify(name)},"obj":${objJson}}`;
+}
+
+/** The journal line of a delete. */
+export function delLine(rv: number, plural: string, name: string): string {
+  return `{"rv":${rv},"op":"del","plural":${JSON.stringify(plural)},"name":${JSON.stringify(name)}}`;
+}
+
+/** One journal line for several records that must be replayed together. */
+export function txnLine(rv: number, lines: string[]): string {
+  return `{"rv":${rv},"op":"txn","ops":[${lines.join(',')}]}`;
+}
+
+function checkRecord(r: unknown): JournalRecord {
+  const rec = r as Partial<JournalRecord>;
+  if (typeof r !== 'object' || r === null || !Number.isSafeInteger(rec.rv) || (rec.rv as number) < 1) {
+    throw new Error('record without a valid rv');
+  }
+  if (typeof rec.plural !== 'string' || typeof rec.name !== 'string') throw new Error('record without plural/name');
+  if (rec.op === 'del') return rec as JournalRecord;
+  if (rec.op !== 'put') throw new Error(`unknown op ${JSON.stringify(rec.op)}`);
+  if (typeof rec.obj !== 'object' || rec.obj === null) throw new Error('put record without an object');
+  return rec as JournalRecord;
+}
+
+/** Parses one journal line into its records; throws an Error saying what is wrong. */
+export function parseJournalLine(text: string): JournalRecord[] {
+  const v = JSON.parse(text) as { op?: unknown; ops?: unknown };
+  if (v !== null && typeof v === 'object' && v.op === 'txn') {
+    if (!Array.isArray(v.ops) || v.ops.length === 0) throw new Error('txn record without ops');
+    return v.ops.map(checkRecord);
+  }
+  return [checkRecord(v)];
+}
+
+/** Applies a record to the state (replay). */
+export function applyRecord(kinds: Kinds, rec: JournalRecord): void {
+  let kind = kinds.get(rec.plural);
+  if (rec.op === 'put') {
+    if (!kind) kinds.set(rec.plural, (kind = new Map()));
+    kind.set(rec.name, rec.obj as KubeObject);
+  } else {
+    kind?.delete(rec.name);
+  }
+}
+
+/** A fresh, empty document. */
+export function emptyData(): StoreData {
+  return { rv: 0, kinds: new Map(), changes: [] };
+}

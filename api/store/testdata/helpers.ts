@@ -1,0 +1,66 @@
+/**
+ * Test helpers for the store's tests: temp directories cleaned up after each test, sample objects,
+ * and a watch recorder that can wait for events.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import type { KubeObject, WatchEvent } from '../../meta/types.ts';
+import { openStore, type FileStore, type OpenStoreOptions } from '../index.ts';
+
+/** A temp directory removed when the test ends. */
+export function tempDir(t: TestContext): string {
+  const dir = mkdtempSync(join(tmpdir(), 'meshctl-store-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Opens a store in a fresh temp dir (or `dir`), closed when the test ends. Log lines go to `logs`. */
+export async function tempStore(t: TestContext, opts: Partial<OpenStoreOptions> = {}): Promise<{ store: FileStore; dir: string; logs: object[] }> {
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'meshctl-store-'));
+  const logs: object[] = [];
+  const store = await openStore({ ...opts, dir, logger: (l) => logs.push(l) });
+  t.after(async () => {
+    await store.close();
+    if (!opts.dir) rmSync(dir, { recursive: true, force: true });
+  });
+  return { store, dir, logs };
+}
+
+/** A Node-like object. */
+export function node(name: string, extra: Partial<KubeObject> & { labels?: Record<string, string> } = {}): KubeObject {
+  const { labels, ...rest } = extra;
+  return {
+    apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name, ...(labels ? { labels } : {}) },
+    spec: { site: 'home' }, ...rest,
+  };
+}
+
+/** Records a watch's events; `next(n)` waits until n events arrived (or fails after 2 s). */
+export function record(store: FileStore, plural: string, opts: Parameters<FileStore['watch']>[1] = {}) {
+  const events: WatchEvent[] = [];
+  let wake: (() => void) | undefined;
+  const w = store.watch(plural, opts, (e) => {
+    events.push(e);
+    wake?.();
+  });
+  async function next(n: number): Promise<WatchEvent[]> {
+    const deadline = Date.now() + 2000;
+    while (events.length < n) {
+      if (Date.now() > deadline) throw new Error(`expected ${n} events, got ${events.length}: ${JSON.stringify(summary())}`);
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, 20);
+      });
+    }
+    return events.slice(0, n);
+  }
+  const summary = () => events.map((e) => `${e.type} ${e.object.metadata?.name ?? ''} ${e.object.metadata?.resourceVersion ?? ''}`.trim());
+  return { events, next, summary, stop: () => w.stop() };
+}
+
+/** Waits a few event-loop turns (for events that should NOT arrive). */
+export function settle(ms = 30): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,138 @@
+/**
+ * Watch fan-out: events are staged when a write is made, published (appended to the event log and handed
+ * to watchers) only once the journal says they are durable, always in resourceVersion order. A new watch
+ * first catches up (initial ADDED list, or replay from the log) on a later tick, then gets live events.
+ * Events are shared objects: one change costs one StoreEvent however many watchers see it.
+ */
+import { ApiError } from '../meta/api-error.ts';
+import type { KubeObject } from '../meta/types.ts';
+import { parseFieldSelector, parseLabelSelector } from '../meta/selectors.ts';
+import type { ListOptions, Watch, WatchOptions } from './types.ts';
+import { StoreEvent } from './store-event.ts';
+import { WatchLog } from './watch-log.ts';
+import { Watcher } from './watcher.ts';
+
+/** Options of the WatchHub constructor. */
+export interface WatchHubOptions {
+  capacity: number;
+  /** The store's (durable) resourceVersion at open. */
+  startRv: number;
+  logger: (line: object) => void;
+  /** Lists the current objects of a kind (for watches from resourceVersion 0). */
+  list: (plural: string, opts: ListOptions) => { items: KubeObject[]; resourceVersion: string };
+}
+
+/** Watch registration, event log and delivery (see the file comment). */
+export class WatchHub {
+  readonly #log: WatchLog;
+  readonly #logger: (line: object) => void;
+  readonly #list: WatchHubOptions['list'];
+  readonly #byPlural = new Map<string, Set<Watcher>>();
+  readonly #unready = new Set<Watcher>();
+  #staged: StoreEvent[] = [];
+  #durableRv: number;
+  /** Synthetic ADDED events by stored object, shared by every watch that starts from resourceVersion 0. */
+  readonly #added = new WeakMap<KubeObject, StoreEvent>();
+
+  constructor(opts: WatchHubOptions) {
+    this.#log = new WatchLog({ capacity: opts.capacity, startRv: opts.startRv });
+    this.#logger = opts.logger;
+    this.#list = opts.list;
+    this.#durableRv = opts.startRv;
+  }
+
+  /** Queues the events of a write that is not durable yet. */
+  stage(events: StoreEvent[]): void {
+    for (const e of events) this.#staged.push(e);
+  }
+
+  /** Publishes every staged event with rv ≤ `durableRv`: into the log, then to the watchers. */
+  publish(durableRv: number): void {
+    this.#durableRv = Math.max(this.#durableRv, durableRv);
+    let n = 0;
+    while (n < this.#staged.length && this.#staged[n].rv <= durableRv) n++;
+    if (n === 0) return;
+    const events = this.#staged.slice(0, n);
+    this.#staged = this.#staged.slice(n);
+    for (const e of events) this.#log.push(e);
+    for (const e of events) {
+      const set = this.#byPlural.get(e.plural);
+      if (set) for (const w of set) if (w.ready) w.deliver(e);
+    }
+    for (const w of this.#unready) this.#catchUp(w);
+  }
+
+  /** Starts a watch (see Store.watch). Throws BadRequest for bad selectors or resourceVersion, 410 when too old. */
+  watch(plural: string, opts: WatchOptions, onEvent: (e: StoreEvent) => void): Watch {
+    const label = parseLabelSelector(opts.labelSelector ?? '');
+    const field = parseFieldSelector(opts.fieldSelector ?? '');
+    let cursor: number;
+    let initial: KubeObject[] | undefined;
+    const from = opts.resourceVersion;
+    if (from === undefined || from === '' || from === '0') {
+      const listed = this.#list(plural, opts);
+      initial = listed.items;
+      cursor = Number(listed.resourceVersion);
+    } else {
+      if (!/^\d+$/.test(from)) throw ApiError.badRequest(`invalid resourceVersion "${from}": expected a decimal number`);
+      cursor = Number(from);
+      if (cursor < this.#log.resumableFrom) throw this.#tooOld(cursor);
+    }
+    const w = new Watcher({ plural, label, field, cursor, initial, onEvent, onError: (x, err) => this.#failed(x, err) });
+    let set = this.#byPlural.get(plural);
+    if (!set) this.#byPlural.set(plural, (set = new Set()));
+    set.add(w);
+    this.#unready.add(w);
+    setImmediate(() => this.#catchUp(w));
+    return { stop: () => this.#remove(w) };
+  }
+
+  #tooOld(rv: number): ApiError {
+    return ApiError.gone(`too old resource version: ${rv} (oldest ${this.#log.resumableFrom})`);
+  }
+
+  #catchUp(w: Watcher): void {
+    if (w.stopped || w.ready) return;
+    if (w.initial) {
+      if (this.#durableRv < w.cursor) return; // the listed state is not all durable yet
+      for (const object of w.initial) w.emit(this.#addedEvent(w.plural, object));
+      w.initial = undefined;
+    }
+    if (w.cursor < this.#log.resumableFrom) {
+      const status = this.#tooOld(w.cursor).toStatus() as unknown as KubeObject;
+      w.emit(new StoreEvent({ type: 'ERROR', object: status, plural: w.plural, rv: 0 }));
+      this.#remove(w);
+      return;
+    }
+    for (const e of this.#log.between(w.plural, w.cursor, this.#durableRv)) w.deliver(e);
+    w.cursor = Math.max(w.cursor, this.#durableRv);
+    w.ready = true;
+    this.#unready.delete(w);
+  }
+
+  #addedEvent(plural: string, object: KubeObject): StoreEvent {
+    let e = this.#added.get(object);
+    if (!e) this.#added.set(object, (e = new StoreEvent({ type: 'ADDED', object, plural, rv: Number(object.metadata.resourceVersion) })));
+    return e;
+  }
+
+  #failed(w: Watcher, err: unknown): void {
+    this.#logger({ msg: 'Stopped watch whose callback threw', plural: w.plural, error: err instanceof Error ? err.message : String(err) });
+    this.#remove(w);
+  }
+
+  #remove(w: Watcher): void {
+    w.stopped = true;
+    this.#unready.delete(w);
+    const set = this.#byPlural.get(w.plural);
+    set?.delete(w);
+    if (set?.size === 0) this.#byPlural.delete(w.plural);
+  }
+
+  /** Counters for `stats()`. */
+  stats(): { watchers: number; eventLog: { size: number; capacity: number; resumableFrom: number } } {
+    let watchers = 0;
+    for (const set of this.#byPlural.values()) watchers += set.size;
+    return { watchers, eventLog: { size: this.#log.size, capacity: this.#log.capacity, resumableFrom: this.#log.resumableFrom } };
+  }
+}

@@ -1,0 +1,145 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ApiError } from '../meta/api-error.ts';
+import type { WatchEvent } from '../meta/types.ts';
+import type { SerializedWatchEvent } from './index.ts';
+import { openStore } from './index.ts';
+import { node, record, settle, tempDir, tempStore } from './testdata/helpers.ts';
+
+const names = (es: WatchEvent[]) => es.map((e) => `${e.type} ${e.object.metadata.name}`);
+
+test('a watch from resourceVersion 0 (or none) lists the current objects as ADDED, then follows changes', async (t) => {
+  const { store } = await tempStore(t);
+  await store.create('nodes', node('b'));
+  await store.create('nodes', node('a'));
+  await store.create('routes', node('r'));
+  for (const rv of [undefined, '0']) {
+    const w = record(store, 'nodes', { resourceVersion: rv });
+    assert.deepEqual(names(await w.next(2)), ['ADDED a', 'ADDED b']);
+    const c = await store.create('nodes', node('c'));
+    const events = await w.next(3);
+    assert.deepEqual(names(events), ['ADDED a', 'ADDED b', 'ADDED c']);
+    assert.equal(events[2].object.metadata.resourceVersion, c.metadata.resourceVersion);
+    await store.delete('nodes', 'c');
+    assert.deepEqual(names(await w.next(4)).slice(3), ['DELETED c']);
+    w.stop();
+  }
+});
+
+test('a watch from resourceVersion N replays every later change of that kind, then follows', async (t) => {
+  const { store } = await tempStore(t);
+  const a = await store.create('nodes', node('a'));
+  await store.update('nodes', { ...a, spec: { site: 'x' } });
+  await store.create('routes', node('r'));
+  await store.delete('nodes', 'a');
+  const w = record(store, 'nodes', { resourceVersion: a.metadata.resourceVersion });
+  const replayed = await w.next(2);
+  assert.deepEqual(replayed.map((e) => `${e.type} ${e.object.metadata.resourceVersion}`), ['MODIFIED 2', 'DELETED 4']);
+  await store.create('nodes', node('b'));
+  assert.deepEqual(names(await w.next(3)).slice(2), ['ADDED b']);
+  w.stop();
+  const future = record(store, 'nodes', { resourceVersion: '7' });
+  await store.create('nodes', node('c')); // rv 6: before the watch's start
+  await store.create('nodes', node('d')); // rv 7
+  await store.create('nodes', node('e')); // rv 8
+  assert.deepEqual(names(await future.next(1)), ['ADDED e'], 'a resourceVersion in the future waits for it');
+  await settle();
+  assert.equal(future.events.length, 1);
+  future.stop();
+});
+
+test('resuming from before the event log is 410 Expired; within it works; after reopen only the current rv', async (t) => {
+  const dir = tempDir(t);
+  const store = await openStore({ dir, eventLogCapacity: 5 });
+  for (let i = 0; i < 10; i++) await store.create('nodes', node(`n${i}`));
+  assert.throws(() => store.watch('nodes', { resourceVersion: '1' }, () => {}), (e: unknown) => {
+    assert.ok(e instanceof ApiError);
+    assert.equal(e.code, 410);
+    assert.equal(e.reason, 'Expired');
+    assert.equal(e.message, 'too old resource version: 1 (oldest 5)');
+    return true;
+  });
+  const ok = record(store, 'nodes', { resourceVersion: '5' });
+  assert.deepEqual(names(await ok.next(5)), ['ADDED n5', 'ADDED n6', 'ADDED n7', 'ADDED n8', 'ADDED n9']);
+  ok.stop();
+  assert.throws(() => store.watch('nodes', { resourceVersion: 'abc' }, () => {}), (e: unknown) => e instanceof ApiError && e.code === 400);
+  await store.close();
+  const reopened = await openStore({ dir, eventLogCapacity: 5 });
+  t.after(() => reopened.close());
+  assert.throws(() => reopened.watch('nodes', { resourceVersion: '9' }, () => {}), (e: unknown) => e instanceof ApiError && e.code === 410);
+  const fromNow = record(reopened, 'nodes', { resourceVersion: reopened.resourceVersion() });
+  await reopened.delete('nodes', 'n0');
+  assert.deepEqual(names(await fromNow.next(1)), ['DELETED n0']);
+  fromNow.stop();
+});
+
+test('with a selector, objects moving in or out of it are ADDED or DELETED for that watcher', async (t) => {
+  const { store } = await tempStore(t);
+  const a = await store.create('nodes', node('a', { labels: { app: 'db' } }));
+  const w = record(store, 'nodes', { resourceVersion: '0', labelSelector: 'app=web' });
+  const into = await store.update('nodes', { ...a, metadata: { ...a.metadata, labels: { app: 'web' } } });
+  const within = await store.update('nodes', { ...into, spec: { site: 'office' } });
+  const out = await store.update('nodes', { ...within, metadata: { ...within.metadata, labels: { app: 'db' } } });
+  await store.delete('nodes', 'a');
+  const events = await w.next(3);
+  assert.deepEqual(events.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);
+  assert.equal(events[0].object.metadata.resourceVersion, into.metadata.resourceVersion);
+  assert.deepEqual(events[2].object.metadata.labels, { app: 'web' }, 'DELETED carries the last matching content');
+  assert.equal(events[2].object.metadata.resourceVersion, out.metadata.resourceVersion, '...with the change\'s resourceVersion');
+  await settle();
+  assert.equal(w.events.length, 3, 'the deletion of a non-matching object is not seen');
+  w.stop();
+  const f = record(store, 'nodes', { resourceVersion: '1', fieldSelector: 'spec.site=office' });
+  assert.deepEqual((await f.next(3)).map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED'], 'replay applies the same rules');
+  f.stop();
+});
+
+test('events arrive only once durable, in resourceVersion order, without gaps', async (t) => {
+  const { store, dir } = await tempStore(t);
+  const seen: number[] = [];
+  let notDurable = 0;
+  const w = store.watch('nodes', { resourceVersion: '0' }, (e) => {
+    const rv = Number(e.object.metadata.resourceVersion);
+    seen.push(rv);
+    if (!readFileSync(join(dir, 'journal-0000000001.jsonl'), 'utf8').includes(`{"rv":${rv},`)) notDurable++;
+  });
+  await Promise.all(Array.from({ length: 200 }, (_, i) => store.create('nodes', node(`n${i}`))));
+  await settle();
+  assert.equal(notDurable, 0);
+  assert.deepEqual(seen, Array.from({ length: 200 }, (_, i) => i + 1));
+  w.stop();
+});
+
+test('fan-out: 1,000 watchers share one event object, and a throwing callback stops only its own watch', async (t) => {
+  const { store, logs } = await tempStore(t);
+  await store.create('nodes', node('a'));
+  const got: SerializedWatchEvent[] = [];
+  let lastAt = 0;
+  const ws = Array.from({ length: 1000 }, () => store.watch('nodes', { resourceVersion: '1' }, (e) => {
+    got.push(e);
+    lastAt = performance.now();
+  }));
+  let throws = 0;
+  const bad = store.watch('nodes', { resourceVersion: '1' }, () => {
+    throws++;
+    throw new Error('boom');
+  });
+  await settle(10);
+  const began = performance.now();
+  await store.update('nodes', node('a', { spec: { site: 'x' } }));
+  await settle(20);
+  await store.update('nodes', node('a', { spec: { site: 'y' } }));
+  await settle(20);
+  assert.equal(got.length, 2000);
+  assert.ok(got.slice(0, 1000).every((e) => e === got[0]), 'no per-watcher copies');
+  assert.equal(got[0].json, JSON.stringify(got[0]), 'json is the serialized {type, object}');
+  assert.ok(lastAt - began < 500, `fan-out took ${lastAt - began} ms`);
+  assert.equal(throws, 1);
+  assert.ok(logs.some((l) => (l as { msg: string }).msg === 'Stopped watch whose callback threw'));
+  assert.equal(store.stats().watchers, 1000);
+  ws.forEach((w) => { w.stop(); w.stop(); });
+  bad.stop();
+  assert.equal(store.stats().watchers, 0);
+});

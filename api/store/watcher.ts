@@ -1,0 +1,79 @@
+/**
+ * One registered watch: its selectors, where it is in the event stream (`cursor`, a resourceVersion), and
+ * how a change looks through its selectors. Like the apiserver, a MODIFIED object that stops matching is
+ * delivered as DELETED (with its previous content) and one that starts matching as ADDED.
+ */
+import type { KubeObject } from '../meta/types.ts';
+import { matchesFields, matchesLabels, type FieldSelector, type LabelSelector } from '../meta/selectors.ts';
+import type { StoreEvent } from './store-event.ts';
+
+/** Options of the Watcher constructor. */
+export interface WatcherOptions {
+  plural: string;
+  label: LabelSelector;
+  field: FieldSelector;
+  /** The resourceVersion already seen: only events after it are delivered. */
+  cursor: number;
+  /** Objects to deliver as ADDED first (a watch from resourceVersion 0), listed at `cursor`. */
+  initial?: KubeObject[];
+  onEvent: (e: StoreEvent) => void;
+  /** Called when `onEvent` throws; the watcher is stopped by its owner. */
+  onError: (w: Watcher, err: unknown) => void;
+}
+
+/** A watch's state (see the file comment). */
+export class Watcher {
+  readonly plural: string;
+  readonly #label: LabelSelector;
+  readonly #field: FieldSelector;
+  readonly #filtered: boolean;
+  readonly #onEvent: (e: StoreEvent) => void;
+  readonly #onError: (w: Watcher, err: unknown) => void;
+  cursor: number;
+  initial?: KubeObject[];
+  /** Caught up with the log: live events are delivered directly. */
+  ready = false;
+  stopped = false;
+
+  constructor(opts: WatcherOptions) {
+    this.plural = opts.plural;
+    this.#label = opts.label;
+    this.#field = opts.field;
+    this.#filtered = opts.label.length > 0 || opts.field.length > 0;
+    this.cursor = opts.cursor;
+    this.initial = opts.initial;
+    this.#onEvent = opts.onEvent;
+    this.#onError = opts.onError;
+  }
+
+  #matches(obj: KubeObject): boolean {
+    return matchesLabels(obj, this.#label) && matchesFields(obj, this.#field);
+  }
+
+  #select(e: StoreEvent): StoreEvent | undefined {
+    if (!this.#filtered) return e;
+    const now = this.#matches(e.object);
+    if (e.type !== 'MODIFIED') return now ? e : undefined;
+    const before = e.prev !== undefined && this.#matches(e.prev);
+    if (now) return before ? e : e.asAdded();
+    return before ? e.asDeleted() : undefined;
+  }
+
+  /** Delivers a change if it is after the cursor and visible through the selectors. */
+  deliver(e: StoreEvent): void {
+    if (this.stopped || e.rv <= this.cursor) return;
+    this.cursor = e.rv;
+    const seen = this.#select(e);
+    if (seen) this.emit(seen);
+  }
+
+  /** Calls the callback (no filtering); a throwing callback is reported to the owner. */
+  emit(e: StoreEvent): void {
+    if (this.stopped) return;
+    try {
+      this.#onEvent(e);
+    } catch (err) {
+      this.#onError(this, err);
+    }
+  }
+}
