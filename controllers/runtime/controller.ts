@@ -1,0 +1,132 @@
+/**
+ * A controller: informer events become keys on a work queue, and N workers hand each key to `reconcile`.
+ *
+ * The reconcile contract (controller-runtime's): the reconciler gets only a key, re-reads the world and
+ * converges it. Returning normally forgets the key's backoff (and `requeueAfter` looks again later);
+ * throwing retries the key with per-key exponential backoff; throwing a `TerminalError` stops retrying
+ * (the reconciler should have recorded the failure in the object's status).
+ */
+import type { KubeObject } from '../../api/meta/types.ts';
+import type { Clock } from './clock.ts';
+import type { Informer, InformerEventType } from './informer.ts';
+import { createJsonLogger, type Logger } from './logger.ts';
+import { WorkQueue } from './work-queue.ts';
+
+/** What a reconcile may ask for besides success: `requeueAfter` ms to look again. */
+export interface Result {
+  requeueAfter?: number;
+}
+
+/** Converges the object named by `key`; see the module comment for what returning and throwing mean. */
+export interface Reconciler {
+  reconcile(key: string): Promise<Result | void>;
+}
+
+/** An error that retrying cannot fix: the key is forgotten instead of retried. */
+export class TerminalError extends Error {
+  constructor(message: string, opts?: { cause?: unknown }) {
+    super(message, opts);
+    this.name = 'TerminalError';
+  }
+}
+
+/** An informer whose events enqueue keys: by default the object's name (every kind is cluster-scoped). */
+export interface Source {
+  informer: Informer;
+  /** Maps a changed object (e.g. an Assignment) to the keys of primary objects to reconcile (e.g. its Node). */
+  keys?: (obj: KubeObject, type: InformerEventType) => string[];
+}
+
+/** Options of createController. */
+export interface ControllerOptions {
+  /** The controller's name, for logs (e.g. `node`). */
+  name: string;
+  /** Where keys come from; the first is usually the primary kind's informer. */
+  sources?: Source[];
+  reconciler: Reconciler;
+  /** How many keys are reconciled at once (never the same key twice). Default 1. */
+  workers?: number;
+  /** Default: a new WorkQueue on `clock`. */
+  queue?: WorkQueue;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+/** A controller: its queue, its informers, and workers started by `start()`. */
+export interface Controller {
+  readonly name: string;
+  readonly queue: WorkQueue;
+  /** The informers of its sources (the manager starts and syncs them before `start()`). */
+  readonly informers: Informer[];
+  /** Starts the workers; idempotent. */
+  start(): void;
+  /** Shuts the queue down and resolves once every worker has finished its current key. */
+  stop(): Promise<void>;
+}
+
+/** Creates a controller; its event handlers are registered at once, its workers run from `start()`. */
+export function createController(opts: ControllerOptions): Controller {
+  const logger = opts.logger ?? createJsonLogger();
+  const queue = opts.queue ?? new WorkQueue({ clock: opts.clock });
+  const sources = opts.sources ?? [];
+  for (const s of sources) {
+    s.informer.addEventHandler((type, obj) => {
+      const keys = s.keys ? s.keys(obj, type) : [obj.metadata.name as string];
+      for (const k of keys) if (k) queue.add(k);
+    });
+  }
+  let workers: Promise<void>[] | undefined;
+  let stopping = false;
+  const ctx: WorkerContext = { name: opts.name, queue, reconciler: opts.reconciler, logger, stopping: () => stopping };
+  return {
+    name: opts.name,
+    queue,
+    informers: sources.map((s) => s.informer),
+    start() {
+      if (workers || stopping) return;
+      workers = Array.from({ length: Math.max(1, opts.workers ?? 1) }, () => runWorker(ctx));
+      logger.info('Started controller', { controller: opts.name, workers: workers.length });
+    },
+    async stop() {
+      stopping = true;
+      queue.shutDown();
+      await Promise.all(workers ?? []);
+    },
+  };
+}
+
+interface WorkerContext {
+  name: string;
+  queue: WorkQueue;
+  reconciler: Reconciler;
+  logger: Logger;
+  stopping: () => boolean;
+}
+
+async function runWorker(ctx: WorkerContext): Promise<void> {
+  for (let key = await ctx.queue.get(); key !== undefined; key = await ctx.queue.get()) {
+    try {
+      if (!ctx.stopping()) await reconcileOne(ctx, key);
+    } finally {
+      ctx.queue.done(key);
+    }
+  }
+}
+
+/** Runs one reconcile and turns its outcome into forget / addAfter / addRateLimited. */
+async function reconcileOne(ctx: WorkerContext, key: string): Promise<void> {
+  const { queue, logger } = ctx;
+  try {
+    const result = await ctx.reconciler.reconcile(key);
+    queue.forget(key);
+    if (result && result.requeueAfter !== undefined && result.requeueAfter > 0) queue.addAfter(key, result.requeueAfter);
+  } catch (e) {
+    if (e instanceof TerminalError) {
+      queue.forget(key);
+      logger.error('Reconcile failed terminally', { controller: ctx.name, key, error: e });
+      return;
+    }
+    queue.addRateLimited(key);
+    logger.error('Reconcile failed, will retry', { controller: ctx.name, key, error: e, requeues: queue.numRequeues(key) });
+  }
+}

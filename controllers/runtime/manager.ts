@@ -1,0 +1,70 @@
+/**
+ * The controller manager: holds the controllers of one process, shares informers between them,
+ * starts informers first, waits for their caches to sync, then starts the workers, and stops everything.
+ */
+import type { Client } from '../../api/client/types.ts';
+import { realClock, type Clock } from './clock.ts';
+import type { Controller } from './controller.ts';
+import { createInformer, type Informer } from './informer.ts';
+import type { Logger } from './logger.ts';
+
+/** Options of createManager. */
+export interface ManagerOptions {
+  client: Client;
+  logger: Logger;
+  clock?: Clock;
+  /** Backoff of the shared informers' list/watch retries (see InformerOptions). */
+  backoff?: { baseMs?: number; maxMs?: number };
+}
+
+/** Runs a set of controllers against one API server. */
+export interface Manager {
+  readonly client: Client;
+  readonly logger: Logger;
+  /** The shared informer of a kind (all objects, no selector), created on first use. */
+  informerFor(plural: string): Informer;
+  add(controller: Controller): void;
+  /** Starts every informer, waits until all have synced, then starts every controller. Resolves false if stopped first. */
+  start(): Promise<boolean>;
+  /** Stops the controllers (finishing current keys), then the informers. */
+  stop(): Promise<void>;
+}
+
+/** Creates a manager; add controllers, then `start()`. */
+export function createManager(opts: ManagerOptions): Manager {
+  const clock = opts.clock ?? realClock;
+  const shared = new Map<string, Informer>();
+  const controllers: Controller[] = [];
+  let stopped = false;
+  const allInformers = (): Informer[] => [...new Set([...shared.values(), ...controllers.flatMap((c) => c.informers)])];
+  return {
+    client: opts.client,
+    logger: opts.logger,
+    informerFor(plural) {
+      let inf = shared.get(plural);
+      if (!inf) {
+        inf = createInformer({ client: opts.client, plural, clock, logger: opts.logger, backoff: opts.backoff });
+        shared.set(plural, inf);
+      }
+      return inf;
+    },
+    add(controller) {
+      controllers.push(controller);
+    },
+    async start() {
+      const informers = allInformers();
+      for (const inf of informers) inf.start();
+      const synced = await Promise.all(informers.map((inf) => inf.waitForSync()));
+      if (stopped || synced.includes(false)) return false;
+      for (const c of controllers) c.start();
+      opts.logger.info('Started controllers', { controllers: controllers.map((c) => c.name), informers: informers.length });
+      return true;
+    },
+    async stop() {
+      stopped = true;
+      await Promise.all(controllers.map((c) => c.stop()));
+      await Promise.all(allInformers().map((inf) => inf.stop()));
+      opts.logger.info('Stopped controllers', { controllers: controllers.map((c) => c.name) });
+    },
+  };
+}
