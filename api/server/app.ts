@@ -1,0 +1,100 @@
+/**
+ * The API server as a request handler, separate from listen(): routing, authentication and authorization,
+ * then discovery, health or the resource handlers. Every failure is answered with a `Status`; nothing a
+ * request does can throw out of the handler.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError } from '../meta/api-error.ts';
+import type { Store } from '../store/types.ts';
+import type { Authenticator, Authorizer } from './auth.ts';
+import { adminOnly, unauthorized } from './auth.ts';
+import { DEFAULT_MAX_BODY_BYTES } from './body.ts';
+import { discoveryDocument } from './discovery.ts';
+import type { Logger } from './logger.ts';
+import { silentLogger } from './logger.ts';
+import { serveResource } from './resource-router.ts';
+import { matchRoute, notFoundPath } from './routes.ts';
+import { requireMethod, sendError, sendJson, sendText } from './respond.ts';
+import { WatchRegistry } from './watch.ts';
+
+/** Options of `createApp`. */
+export interface AppOptions {
+  store: Store;
+  /** Maps a request to who is calling (undefined → 401). */
+  authenticate: Authenticator;
+  /** Decides what an identity may do (default: the admin may do everything, nobody else anything). */
+  authorize?: Authorizer;
+  /** Request body limit in bytes (default 3 MiB); larger bodies get 413. */
+  maxBodyBytes?: number;
+  /** Interval of watch heartbeats and bookmarks in ms (default 15 000). */
+  watchHeartbeatMs?: number;
+  logger?: Logger;
+}
+
+/** The server as a request handler. */
+export interface App {
+  /** Serves one request; never throws. */
+  handle(req: IncomingMessage, res: ServerResponse): void;
+  /** Ends every open watch (call before closing the listener so that it can finish). */
+  close(): void;
+  /** How many watches are open (for logs and tests). */
+  openWatches(): number;
+}
+
+/** Builds the API server's request handler over a store. */
+export function createApp(opts: AppOptions): App {
+  const cfg = {
+    store: opts.store,
+    authenticate: opts.authenticate,
+    authorize: opts.authorize ?? adminOnly,
+    maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    heartbeatMs: opts.watchHeartbeatMs ?? 15_000,
+    logger: opts.logger ?? silentLogger,
+    watches: new WatchRegistry(),
+  };
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const where = { method: req.method, path: req.url?.split('?')[0]?.slice(0, 200) };
+    try {
+      const done = dispatch(cfg, req, res);
+      if (done) done.catch((e: unknown) => sendError(res, e, cfg.logger, where));
+    } catch (e) {
+      sendError(res, e, cfg.logger, where);
+    }
+  };
+  return { handle, close: () => cfg.watches.closeAll(), openWatches: () => cfg.watches.size };
+}
+
+/** The configuration the dispatcher and resource router share. */
+export type AppConfig = Required<Omit<AppOptions, 'watchHeartbeatMs'>> & { heartbeatMs: number; watches: WatchRegistry };
+
+function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Promise<void> | undefined {
+  const url = parseUrl(req.url);
+  const route = matchRoute(url.pathname);
+  const method = req.method ?? 'GET';
+  if (route?.type === 'health') {
+    requireMethod(res, method, ['GET', 'HEAD']);
+    sendText(res, 200, 'ok');
+    return undefined;
+  }
+  const identity = cfg.authenticate(req);
+  if (!identity) throw unauthorized();
+  if (!route) throw notFoundPath();
+  if (route.type === 'discovery') {
+    requireMethod(res, method, ['GET', 'HEAD']);
+    const refused = cfg.authorize(identity, { verb: 'get', path: url.pathname });
+    if (refused) throw refused;
+    sendJson(res, 200, discoveryDocument(route.doc));
+    return undefined;
+  }
+  return serveResource(cfg, { req, res, url, method, identity, route });
+}
+
+/** Parses the request target; only origin-form (`/path?query`) is accepted. */
+function parseUrl(target: string | undefined): URL {
+  if (!target?.startsWith('/')) throw ApiError.badRequest('the request target must be a path');
+  try {
+    return new URL(`http://server${target}`);
+  } catch {
+    throw ApiError.badRequest('malformed request target');
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * Puts an App on a TCP port: plain HTTP, or HTTPS with the given certificate. Port 0 picks a free port.
+ * Malformed HTTP (garbage bytes, oversized headers) is answered by Node's parser and the socket dropped.
+ */
+import { createServer as createHttpServer } from 'node:http';
+import type { Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { Socket } from 'node:net';
+import type { App } from './app.ts';
+
+/** Options of `listen`. */
+export interface ListenOptions {
+  app: App;
+  host: string;
+  port: number;
+  /** PEM certificate (chain) and key; absent for plain HTTP. */
+  tls?: { cert: string; key: string };
+}
+
+/** A listening server. */
+export interface Listening {
+  /** e.g. `https://127.0.0.1:6443` */
+  url: string;
+  port: number;
+  /** Ends open watches, stops accepting, and resolves once every connection is closed. */
+  close(): Promise<void>;
+}
+
+/** Starts serving `app` on host:port. */
+export async function listen(opts: ListenOptions): Promise<Listening> {
+  const handler = opts.app.handle;
+  const server: Server = opts.tls
+    ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, handler)
+    : createHttpServer(handler);
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    if (socket.writable && !socket.destroyed && err.code !== 'ECONNRESET') {
+      const code = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+      socket.end(`HTTP/1.1 ${code}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    }
+    socket.destroy();
+  });
+  server.on('tlsClientError', () => { /* a failed handshake only concerns that client */ });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => { server.off('error', reject); resolve(); });
+  });
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : opts.port;
+  const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  return {
+    url: `${opts.tls ? 'https' : 'http'}://${host}:${port}`,
+    port,
+    close: () => closeServer(server, opts.app),
+  };
+}
+
+function closeServer(server: Server, app: App): Promise<void> {
+  app.close();
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+    // Requests still running get a moment to finish; then every connection is dropped.
+    setTimeout(() => server.closeAllConnections(), 2000).unref();
+  });
+}

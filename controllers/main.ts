@@ -1,0 +1,98 @@
+/**
+ * `mesh-control-plane`: the control-plane process. Opens its store, creates or reuses its PKI and admin
+ * credential (first-start.ts), serves the API, writes `DIR/admin.meshconfig`, and shuts down cleanly on
+ * SIGTERM/SIGINT. Logs one JSON line per event on stderr; `{"msg":"Serving","url":…}` means ready.
+ */
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createApp } from '../api/server/app.ts';
+import { bearerAuthenticator } from '../api/server/auth.ts';
+import { ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/first-start.ts';
+import { listen } from '../api/server/listen.ts';
+import { isLoopback, serverUrl } from '../api/server/serving-names.ts';
+import { openStore } from '../api/store/index.ts';
+import { createJsonLogger } from './runtime/logger.ts';
+
+const USAGE = `Usage: mesh-control-plane [--data-dir DIR] [--listen HOST:PORT] [--insecure-http]
+
+Runs the meshctl control plane: the API server and its store.
+
+  --data-dir DIR      where the store, PKI and admin.meshconfig live (default ./.meshctl/control-plane)
+  --listen HOST:PORT  address to serve on (default 127.0.0.1:6443; port 0 picks a free port)
+  --insecure-http     serve plain HTTP instead of HTTPS (loopback addresses only; for development)
+  -h, --help          show this help
+`;
+
+/** The parsed command line. */
+interface Flags { dataDir: string; host: string; port: number; insecureHttp: boolean }
+
+class UsageError extends Error {}
+
+function parseFlags(argv: string[]): Flags | 'help' {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv, allowPositionals: false, strict: true,
+      options: {
+        'data-dir': { type: 'string' }, listen: { type: 'string' }, 'insecure-http': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  if (values.help) return 'help';
+  const m = /^(?:\[([^\]]*)\]|([^:]*)):(\d{1,5})$/.exec(values.listen ?? '127.0.0.1:6443');
+  const port = Number(m?.[3]);
+  if (!m || port > 65535) throw new UsageError(`--listen must be HOST:PORT (e.g. 127.0.0.1:6443 or [::1]:6443), not "${values.listen}"`);
+  const host = m[1] ?? (m[2] || '0.0.0.0');
+  const insecureHttp = values['insecure-http'] ?? false;
+  if (insecureHttp && !isLoopback(host)) {
+    throw new UsageError(`--insecure-http serves plain HTTP and is allowed only on a loopback address (127.0.0.0/8, ::1, localhost), not "${host}"`);
+  }
+  return { dataDir: values['data-dir'] ?? join('.meshctl', 'control-plane'), host, port, insecureHttp };
+}
+
+async function run(flags: Flags): Promise<void> {
+  const logger = createJsonLogger();
+  const store = await openStore({ dir: join(flags.dataDir, 'store'), logger: (line) => logger.info(String((line as { msg?: unknown }).msg ?? 'Store'), { ...line, component: 'store' }) });
+  const files = await ensureControlPlaneFiles({ dataDir: flags.dataDir, listenHost: flags.host, logger });
+  const app = createApp({ store, authenticate: bearerAuthenticator({ adminTokenSha256: files.adminTokenSha256 }), logger });
+  const tls = flags.insecureHttp ? undefined : { cert: files.serving.certPem, key: files.serving.keyPem };
+  const server = await listen({ app, host: flags.host, port: flags.port, ...(tls ? { tls } : {}) });
+  const url = serverUrl(flags.host, server.port, flags.insecureHttp);
+  writeAdminMeshconfig(files, url, logger);
+  // Controllers (later issues): create the controller manager (controllers/runtime/manager.ts) here with a
+  // client for `url` and the admin token, add the controllers, start it, and stop it first on shutdown.
+  logger.info('Serving', { url, port: server.port, meshconfig: files.meshconfigPath, dataDir: flags.dataDir });
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) { logger.error('Exited without a clean shutdown', { signal }); process.exit(1); }
+    stopping = true;
+    logger.info('Shutting down', { signal });
+    void server.close()
+      .then(() => store.close())
+      .then(() => { logger.info('Stopped'); process.exit(0); })
+      .catch((e: unknown) => { logger.error('Failed to shut down cleanly', { error: String(e) }); process.exit(1); });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+async function main(argv: string[]): Promise<void> {
+  let flags: Flags | 'help';
+  try {
+    flags = parseFlags(argv);
+  } catch (e) {
+    process.stderr.write(`mesh-control-plane: ${(e as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (flags === 'help') { process.stdout.write(USAGE); return; }
+  try {
+    await run(flags);
+  } catch (e) {
+    process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'Failed to start', error: (e as Error).message }) + '\n');
+    process.exit(1);
+  }
+}
+
+await main(process.argv.slice(2));

@@ -1,0 +1,85 @@
+// The mesh-control-plane process: first start, HTTPS with its own CA, admin.meshconfig, clean SIGTERM,
+// restart on the same data dir, and flag checking.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { httpRequest, REPO_ROOT, spawnControlPlane } from '../harness.ts';
+
+const API = '/apis/meshctl.dev/v1alpha1';
+
+function tempDir(t: { after(fn: () => void): void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'meshctl-process-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function runMain(args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'controllers/main.ts', ...args], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 20_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+test('first start serves HTTPS with a 0600 admin.meshconfig; SIGTERM exits 0; a restart keeps objects and token', async (t) => {
+  const dataDir = tempDir(t);
+  const first = await spawnControlPlane({ dataDir });
+  let stopped = false;
+  t.after(async () => { if (!stopped) await first.kill(); });
+  assert.match(first.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+  assert.equal(statSync(first.meshconfigPath).mode & 0o777, 0o600);
+  assert.equal(first.config.server, first.url);
+  assert.match(first.config.caData ?? '', /BEGIN CERTIFICATE/);
+  const v = await httpRequest(first.config, 'GET', '/version');
+  assert.equal(v.status, 200);
+  assert.equal((await httpRequest({ ...first.config, token: 'wrong' }, 'GET', `${API}/nodes`)).status, 401);
+  const c = await httpRequest(first.config, 'POST', `${API}/nodes`, { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name: 'kept' }, spec: { site: 'home' } });
+  assert.equal(c.status, 201, c.text);
+  assert.equal(await first.stop(), 0);
+  stopped = true;
+  assert.match(first.output(), /"msg":"Stopped"/);
+
+  const second = await spawnControlPlane({ dataDir });
+  try {
+    assert.equal(second.config.token, first.config.token);
+    assert.equal(second.config.caData, first.config.caData);
+    assert.equal(second.config.server, second.url, 'the meshconfig follows the new port');
+    const got = await httpRequest(second.config, 'GET', `${API}/nodes/kept`);
+    assert.deepEqual(got.json, c.json);
+    assert.doesNotMatch(second.output(), /Generated admin token|Created CA|Issued serving certificate/);
+  } finally {
+    assert.equal(await second.stop(), 0);
+  }
+});
+
+test('a second control plane on the same data dir refuses to start', async (t) => {
+  const dataDir = tempDir(t);
+  const cp = await spawnControlPlane({ dataDir, insecure: true });
+  try {
+    assert.match(cp.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.equal(cp.config.caData, undefined);
+    assert.equal((await httpRequest(cp.config, 'GET', `${API}/nodes`)).status, 200);
+    const again = runMain(['--data-dir', dataDir, '--listen', '127.0.0.1:0', '--insecure-http']);
+    assert.equal(again.status, 1);
+    assert.match(again.stderr, /Failed to start/);
+  } finally {
+    assert.equal(await cp.stop(), 0);
+  }
+});
+
+test('--insecure-http is refused off loopback; bad flags exit 2; --help prints usage', (t) => {
+  const dataDir = tempDir(t);
+  const insecure = runMain(['--data-dir', dataDir, '--listen', '0.0.0.0:0', '--insecure-http']);
+  assert.equal(insecure.status, 2);
+  assert.match(insecure.stderr, /--insecure-http .* allowed only on a loopback address .* not "0\.0\.0\.0"/);
+  const bogus = runMain(['--bogus']);
+  assert.equal(bogus.status, 2);
+  assert.match(bogus.stderr, /Unknown option '--bogus'/);
+  const listen = runMain(['--listen', 'nonsense']);
+  assert.equal(listen.status, 2);
+  assert.match(listen.stderr, /--listen must be HOST:PORT/);
+  const help = runMain(['--help']);
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /^Usage: mesh-control-plane/);
+  assert.throws(() => readFileSync(join(dataDir, 'admin.meshconfig')), /ENOENT/, 'nothing was written');
+});
