@@ -14,12 +14,12 @@ if (!existsSync(bin)) {
 }
 
 const child = spawn(process.execPath, [bin, '--data-dir', dataDir, '--listen', listen], {
-  stdio: ['ignore', 'pipe', 'inherit'],
+  stdio: ['ignore', 'inherit', 'pipe'],
 });
-const lines = createInterface({ input: child.stdout });
+const lines = createInterface({ input: child.stderr });
 lines.on('line', (line) => {
   let event;
-  try { event = JSON.parse(line); } catch { console.log(line); return; }
+  try { event = JSON.parse(line); } catch { console.error(line); return; }
   if (event.msg === 'Serving') {
     console.log(`\nmeshctl control plane is serving at ${event.url} (data in ${dataDir})\n`);
     console.log('Point meshctl (or kubectl) at it:\n');
@@ -28,8 +28,8 @@ lines.on('line', (line) => {
     console.log('meshctl apply -f manifests/samples/ && meshctl get nodes');
     console.log(`kubectl --kubeconfig ${event.meshconfig} get nodes\n`);
     console.log('Ctrl-C stops it.\n');
-  } else if (process.env.MESHCTL_VERBOSE) {
-    console.log(line);
+  } else if (process.env.MESHCTL_VERBOSE || event.level !== 'info') {
+    console.error(line);
   }
 });
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill('SIGTERM'));
