@@ -11,6 +11,10 @@ import { ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/fir
 import { listen } from '../api/server/listen.ts';
 import { isLoopback, serverUrl } from '../api/server/serving-names.ts';
 import { openStore } from '../api/store/index.ts';
+import { createClient } from '../api/client/http-client.ts';
+import { loadMeshconfig } from '../api/client/meshconfig.ts';
+import { createDeclarationController } from './declaration-controller.ts';
+import { createManager } from './runtime/manager.ts';
 import { createJsonLogger } from './runtime/logger.ts';
 
 const USAGE = `Usage: mesh-control-plane [--data-dir DIR] [--listen HOST:PORT] [--insecure-http]
@@ -61,15 +65,19 @@ async function run(flags: Flags): Promise<void> {
   const server = await listen({ app, host: flags.host, port: flags.port, ...(tls ? { tls } : {}) });
   const url = serverUrl(flags.host, server.port, flags.insecureHttp);
   writeAdminMeshconfig(files, url, logger);
-  // Controllers (later issues): create the controller manager (controllers/runtime/manager.ts) here with a
-  // client for `url` and the admin token, add the controllers, start it, and stop it first on shutdown.
+  // The controllers talk to this API like any other client (Kubernetes-style), with the admin credential.
+  const client = createClient(loadMeshconfig(files.meshconfigPath));
+  const manager = createManager({ client, logger });
+  manager.add(createDeclarationController({ manager }));
+  void manager.start();
   logger.info('Serving', { url, port: server.port, meshconfig: files.meshconfigPath, dataDir: flags.dataDir });
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) { logger.error('Exited without a clean shutdown', { signal }); process.exit(1); }
     stopping = true;
     logger.info('Shutting down', { signal });
-    void server.close()
+    void manager.stop()
+      .then(() => { client.close(); return server.close(); })
       .then(() => store.close())
       .then(() => { logger.info('Stopped'); process.exit(0); })
       .catch((e: unknown) => { logger.error('Failed to shut down cleanly', { error: String(e) }); process.exit(1); });

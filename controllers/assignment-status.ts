@@ -1,0 +1,85 @@
+/**
+ * An Assignment's status as its node reports it: pure functions from the rendering outcome and the
+ * Declaration's status (written by the node's agent) to the Assignment's `status` and `Applied` condition.
+ *
+ * Applied is True once the agent has stored a Declaration generation at least as new as the one since which
+ * this assignment's resources are unchanged (status.observedGeneration ≥ the owner record's generation) and
+ * reports every one of those resources Applied. Otherwise it is False with the reason: NodeNotFound,
+ * ModuleNotFound, VersionNotAvailable, InvalidResourceId (nothing rendered), Failed or Conflict (a resource
+ * did not apply: the message names it and the agent's error), or Pending (the node has not got there yet).
+ * This reads status.results as describing status.observedGeneration, so the agent writes both together.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { Condition } from '../api/meta/types.ts';
+import type { Assignment, AssignmentStatus, Declaration, ResourceResult } from '../api/v1alpha1/generated/index.ts';
+import type { OwnerOutcome } from './declaration-render.ts';
+
+/** The condition type this controller owns on Assignments. */
+export const APPLIED = 'Applied';
+
+/** The Applied condition's status, reason and message (without timestamps). */
+export interface AppliedVerdict {
+  status: 'True' | 'False';
+  reason: string;
+  message: string;
+}
+
+/** What assignmentStatus needs to know about one assignment of a node. */
+export interface AssignmentStatusInput {
+  assignment: Assignment;
+  /** The assignment's rendering outcome; undefined when its Node does not exist. */
+  outcome?: OwnerOutcome;
+  /** The node's Declaration as stored (with the agent's status). */
+  declaration?: Declaration;
+  /** The current time (RFC 3339), used as lastTransitionTime when Applied flips. */
+  now: string;
+}
+
+const NOT_APPLIED: ReadonlySet<ResourceResult['state']> = new Set(['Failed', 'DependencyFailed', 'Conflict']);
+
+/** Decides the Applied condition of an assignment (see the module comment). */
+export function appliedVerdict(input: Omit<AssignmentStatusInput, 'now'>): AppliedVerdict {
+  const { assignment, outcome, declaration } = input;
+  const node = assignment.spec.node;
+  if (!outcome) return { status: 'False', reason: 'NodeNotFound', message: `node "${node}" not found` };
+  if (outcome.problem) return { status: 'False', ...outcome.problem };
+  const rendered = outcome.rendered!;
+  const observed = declaration?.status?.observedGeneration;
+  if (observed === undefined || observed < rendered.generation) {
+    const holds = observed === undefined ? '' : ` (it holds generation ${observed})`;
+    return { status: 'False', reason: 'Pending', message: `node "${node}" has not yet stored declaration generation ${rendered.generation}${holds}` };
+  }
+  const results = new Map((declaration?.status?.results ?? []).map((r) => [r.id, r]));
+  const failed = rendered.ids.map((id) => results.get(id)).find((r) => r !== undefined && NOT_APPLIED.has(r.state));
+  if (failed) {
+    const why = failed.message ? `: ${failed.message}` : '';
+    return { status: 'False', reason: failed.state === 'Conflict' ? 'Conflict' : 'Failed', message: `resource "${failed.id}" is ${failed.state} on node "${node}"${why}` };
+  }
+  const applied = rendered.ids.filter((id) => results.get(id)?.state === 'Applied').length;
+  if (applied < rendered.ids.length) {
+    return { status: 'False', reason: 'Pending', message: `node "${node}" has applied ${applied} of ${rendered.ids.length} resources` };
+  }
+  return { status: 'True', reason: 'Applied', message: `node "${node}" applied all ${applied} resources of version ${rendered.version}` };
+}
+
+/** `conditions` with the one of `next.type` replaced; its lastTransitionTime is kept unless its status changed. */
+export function setCondition(conditions: readonly Condition[], next: Omit<Condition, 'lastTransitionTime'>, now: string): Condition[] {
+  const prev = conditions.find((c) => c.type === next.type);
+  const cond: Condition = { ...next, lastTransitionTime: prev && prev.status === next.status ? prev.lastTransitionTime : now };
+  return prev ? conditions.map((c) => (c === prev ? cond : c)) : [...conditions, cond];
+}
+
+/** The status the assignment should have: observedGeneration, the rendered version, and the Applied condition. */
+export function assignmentStatus(input: AssignmentStatusInput): AssignmentStatus {
+  const { assignment } = input;
+  const generation = assignment.metadata.generation ?? 0;
+  const verdict = appliedVerdict(input);
+  const conditions = setCondition(assignment.status?.conditions ?? [], { type: APPLIED, ...verdict, observedGeneration: generation }, input.now);
+  const version = input.outcome?.rendered?.version;
+  return { observedGeneration: generation, ...(version !== undefined ? { version } : {}), conditions };
+}
+
+/** True when the assignment's stored status differs from `status` (so it must be written). */
+export function statusDiffers(assignment: Assignment, status: AssignmentStatus): boolean {
+  return !isDeepStrictEqual(assignment.status ?? {}, status);
+}

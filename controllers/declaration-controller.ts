@@ -1,0 +1,138 @@
+/**
+ * The Declaration controller: keeps, for every Node, a Declaration named after it holding the ordered
+ * resources of the modules assigned to it (rendering: declaration-render.ts), and reports back on each
+ * Assignment whether its node applied them (assignment-status.ts).
+ *
+ * The key is a node name. Nodes and Declarations map to their own name; an Assignment to its node and to
+ * every node whose Declaration still records it as an owner (so moving or deleting an assignment also
+ * re-renders the node it left); a Module to the nodes of the assignments that use it. Reads come from the
+ * informers' caches; every write carries the cached resourceVersion, so a stale cache ends in a Conflict,
+ * which is thrown and retried with backoff. Nothing is written when nothing changed.
+ */
+import type { Client } from '../api/client/types.ts';
+import type { KubeObject } from '../api/meta/types.ts';
+import type { Assignment, Declaration, Module, Node } from '../api/v1alpha1/generated/index.ts';
+import { assignmentStatus, statusDiffers } from './assignment-status.ts';
+import { assignmentsOf, declarationToWrite, readOwnerRecords, renderDeclaration, type Rendering } from './declaration-render.ts';
+import { realClock, type Clock } from './runtime/clock.ts';
+import { createController, type Controller, type Reconciler } from './runtime/controller.ts';
+import type { Informer } from './runtime/informer.ts';
+import type { Logger } from './runtime/logger.ts';
+import type { Manager } from './runtime/manager.ts';
+
+/** Options of createDeclarationController. */
+export interface DeclarationControllerOptions {
+  /** Supplies the client, the logger and the shared informers of nodes, assignments, modules and declarations. */
+  manager: Pick<Manager, 'client' | 'logger' | 'informerFor'>;
+  /** For lastTransitionTime and the work queue's delays. Default: the real clock. */
+  clock?: Clock;
+  /** Nodes reconciled at once (never one node twice). Default 4. */
+  workers?: number;
+}
+
+/** The informers the controller reads from. */
+interface Caches {
+  nodes: Informer;
+  assignments: Informer;
+  modules: Informer;
+  declarations: Informer;
+}
+
+/** Creates the Declaration controller; add it to the manager, which starts it once the caches are synced. */
+export function createDeclarationController(opts: DeclarationControllerOptions): Controller {
+  const { manager } = opts;
+  const clock = opts.clock ?? realClock;
+  const caches: Caches = {
+    nodes: manager.informerFor('nodes'),
+    assignments: manager.informerFor('assignments'),
+    modules: manager.informerFor('modules'),
+    declarations: manager.informerFor('declarations'),
+  };
+  const reconciler = new DeclarationReconciler({ client: manager.client, caches, logger: manager.logger, clock });
+  return createController({
+    name: 'declaration',
+    reconciler,
+    workers: opts.workers ?? 4,
+    clock,
+    logger: manager.logger,
+    sources: [
+      { informer: caches.nodes },
+      { informer: caches.assignments, keys: (obj) => nodesOfAssignment(obj as Assignment, caches.declarations) },
+      { informer: caches.modules, keys: (obj) => nodesOfModule(obj.metadata.name ?? '', caches.assignments) },
+      { informer: caches.declarations },
+    ],
+  });
+}
+
+/** The nodes to reconcile when an assignment changed: its node, and every node whose Declaration records it. */
+export function nodesOfAssignment(a: Assignment, declarations: Pick<Informer, 'list'>): string[] {
+  const name = a.metadata.name ?? '';
+  const holding = declarations.list().filter((d) => name in readOwnerRecords(d)).map((d) => d.metadata.name ?? '');
+  return [...new Set([a.spec.node, ...holding])];
+}
+
+/** The nodes to reconcile when a module changed: those of the assignments that use it. */
+export function nodesOfModule(module: string, assignments: Pick<Informer, 'list'>): string[] {
+  const nodes = (assignments.list() as Assignment[]).filter((a) => a.spec.module === module).map((a) => a.spec.node);
+  return [...new Set(nodes)];
+}
+
+/** The current time as an RFC 3339 timestamp with second precision. */
+function timestamp(clock: Clock): string {
+  return new Date(clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** Reconciles one node: renders and writes its Declaration, then the status of each of its Assignments. */
+class DeclarationReconciler implements Reconciler {
+  private readonly client: Client;
+  private readonly caches: Caches;
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+
+  constructor(opts: { client: Client; caches: Caches; logger: Logger; clock: Clock }) {
+    this.client = opts.client;
+    this.caches = opts.caches;
+    this.logger = opts.logger;
+    this.clock = opts.clock;
+  }
+
+  async reconcile(nodeName: string): Promise<void> {
+    const node = this.caches.nodes.get(nodeName) as Node | undefined;
+    const assignments = this.caches.assignments.list() as Assignment[];
+    let declaration = this.caches.declarations.get(nodeName) as Declaration | undefined;
+    let rendering: Rendering | undefined;
+    if (node && !node.metadata.deletionTimestamp) {
+      const modules = new Map((this.caches.modules.list() as Module[]).map((m) => [m.metadata.name ?? '', m]));
+      rendering = renderDeclaration({ node: nodeName, assignments, modules, current: declaration });
+      declaration = await this.writeDeclaration(node, rendering, declaration);
+    }
+    await this.writeStatuses(nodeName, assignmentsOf(nodeName, assignments), rendering, declaration);
+  }
+
+  /** Creates or updates the Declaration when the rendering changed it; returns the Declaration as stored. */
+  private async writeDeclaration(node: Node, rendering: Rendering, current: Declaration | undefined): Promise<Declaration | undefined> {
+    if (current?.metadata.deletionTimestamp) return current;
+    const next = declarationToWrite({ node, rendering, current });
+    if (!next) return current;
+    const stored = current
+      ? await this.client.update('declarations', next as unknown as KubeObject)
+      : await this.client.create('declarations', next as unknown as KubeObject);
+    this.logger.info(current ? 'Updated Declaration' : 'Created Declaration', {
+      node: node.metadata.name, generation: rendering.spec.generation, resources: rendering.spec.resources.length, changed: rendering.changed,
+    });
+    return stored as unknown as Declaration;
+  }
+
+  /** Writes, through /status, the status of each assignment of the node whose status changed. */
+  private async writeStatuses(node: string, assignments: Assignment[], rendering: Rendering | undefined, declaration: Declaration | undefined): Promise<void> {
+    const now = timestamp(this.clock);
+    for (const assignment of assignments) {
+      const outcome = rendering?.outcomes.find((o) => o.owner === assignment.metadata.name);
+      const status = assignmentStatus({ assignment, outcome, declaration, now });
+      if (!statusDiffers(assignment, status)) continue;
+      await this.client.updateStatus('assignments', { ...assignment, status } as unknown as KubeObject);
+      const applied = status.conditions?.find((c) => c.type === 'Applied');
+      this.logger.info('Updated Assignment status', { assignment: assignment.metadata.name, node, applied: applied?.status, reason: applied?.reason });
+    }
+  }
+}

@@ -1,0 +1,205 @@
+/**
+ * Rendering of a node's Declaration from its Assignments and their Modules: pure functions, no I/O.
+ *
+ * - Assignments of the node are ordered by creationTimestamp, then name; within one, the Module's resources
+ *   keep their declared order.
+ * - A resource's id is `<assignment>/<module resource id>` and its dependsOn is rewritten the same way. The
+ *   `/` cannot occur in an assignment name, so two assignments can never render the same id.
+ * - Versions: an assignment without spec.version, or whose version is the module's current one, renders the
+ *   module's resources. One pinned to another version keeps what the Declaration already holds for it when
+ *   that was rendered at the pinned version, and otherwise renders nothing (VersionNotAvailable).
+ * - What was rendered per owner (version, and the generation since which its resources are unchanged) is
+ *   recorded in the OWNERS_ANNOTATION, written in the same update as the resources it describes.
+ * - spec.generation changes only when the resources change, and is then set to the metadata.generation the
+ *   store will give the update (stored + 1; 1 on create), so both generations stay on one scale and the
+ *   agent's status.observedGeneration (a metadata.generation) compares directly with recorded generations.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { KubeObject, OwnerReference } from '../api/meta/types.ts';
+import { API_VERSION } from '../api/meta/types.ts';
+import type {
+  Assignment, Declaration, DeclarationSpec, DeclaredResource, Module, ModuleResource, Node,
+} from '../api/v1alpha1/generated/index.ts';
+
+/** The Declaration annotation recording, per owning assignment, what was rendered for it (JSON OwnerRecords). */
+export const OWNERS_ANNOTATION = 'meshctl.dev/owners';
+
+/** The longest host resource id the schema allows. */
+const MAX_ID_LENGTH = 253;
+
+/** What was rendered for one assignment: the module version, and the generation since which its resources are unchanged. */
+export interface OwnerRecord {
+  version: string;
+  generation: number;
+}
+
+/** Owner records by assignment name. */
+export type OwnerRecords = Record<string, OwnerRecord>;
+
+/** Why nothing was rendered for an assignment (the Applied condition's reason). */
+export type RenderProblemReason = 'ModuleNotFound' | 'VersionNotAvailable' | 'InvalidResourceId';
+
+/** The outcome of rendering one assignment. */
+export interface OwnerOutcome {
+  /** The assignment's name. */
+  owner: string;
+  /** Rendered: the module version, the record's generation, and the ids of its resources in order. */
+  rendered?: { version: string; generation: number; ids: string[] };
+  problem?: { reason: RenderProblemReason; message: string };
+}
+
+/** What renderDeclaration needs: the node's name, every assignment and module, and the stored Declaration. */
+export interface RenderInput {
+  node: string;
+  /** Assignments of any node; those of `node` are picked and ordered here. */
+  assignments: readonly Assignment[];
+  modules: ReadonlyMap<string, Module>;
+  current?: Declaration;
+}
+
+/** A rendered Declaration: its spec, its owner records, one outcome per assignment, and whether resources changed. */
+export interface Rendering {
+  spec: DeclarationSpec;
+  owners: OwnerRecords;
+  outcomes: OwnerOutcome[];
+  changed: boolean;
+}
+
+/** Orders assignments by creationTimestamp, then name. */
+export function compareAssignments(a: Assignment, b: Assignment): number {
+  const ta = a.metadata.creationTimestamp ?? '';
+  const tb = b.metadata.creationTimestamp ?? '';
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  const na = a.metadata.name ?? '';
+  const nb = b.metadata.name ?? '';
+  return na < nb ? -1 : na > nb ? 1 : 0;
+}
+
+/** The assignments of `node`, in rendering order. */
+export function assignmentsOf(node: string, assignments: readonly Assignment[]): Assignment[] {
+  return assignments.filter((a) => a.spec.node === node).sort(compareAssignments);
+}
+
+/** The id of a module resource once rendered for an assignment. */
+export function prefixedId(owner: string, id: string): string {
+  return `${owner}/${id}`;
+}
+
+/** A module's resources as owned by `owner`: ids and dependsOn prefixed, order kept. */
+export function renderTemplates(owner: string, templates: readonly ModuleResource[]): DeclaredResource[] {
+  return templates.map((t) => {
+    const r: Record<string, unknown> = { id: prefixedId(owner, t.id), owner, kind: t.kind, spec: t.spec };
+    if (t.dependsOn) r.dependsOn = t.dependsOn.map((d) => prefixedId(owner, d));
+    return r as DeclaredResource;
+  });
+}
+
+/** The owner records of a Declaration (empty when the annotation is missing or unreadable). */
+export function readOwnerRecords(decl: KubeObject | undefined): OwnerRecords {
+  const raw = decl?.metadata.annotations?.[OWNERS_ANNOTATION];
+  if (!raw) return {};
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return {};
+    const out: OwnerRecords = {};
+    for (const [owner, rec] of Object.entries(parsed as Record<string, Partial<OwnerRecord>>)) {
+      if (typeof rec?.version === 'string' && typeof rec.generation === 'number') out[owner] = { version: rec.version, generation: rec.generation };
+    }
+    return out;
+  } catch {
+    return {};
+  }
+}
+
+/** Owner records as the annotation value: JSON with owners sorted by name, so equal records give equal text. */
+export function formatOwnerRecords(records: OwnerRecords): string {
+  const sorted: OwnerRecords = {};
+  for (const owner of Object.keys(records).sort()) sorted[owner] = records[owner]!;
+  return JSON.stringify(sorted);
+}
+
+type Selection =
+  | { version: string; resources: DeclaredResource[] }
+  | { problem: { reason: RenderProblemReason; message: string } };
+
+/** What one assignment renders to under the version rule (see the module comment), or why nothing. */
+function select(a: Assignment, modules: ReadonlyMap<string, Module>, held: DeclaredResource[], heldRecord?: OwnerRecord): Selection {
+  const name = a.metadata.name ?? '';
+  const mod = modules.get(a.spec.module);
+  if (!mod) return { problem: { reason: 'ModuleNotFound', message: `module "${a.spec.module}" not found` } };
+  const wanted = a.spec.version ?? mod.spec.version;
+  let resources: DeclaredResource[];
+  if (wanted === mod.spec.version) resources = renderTemplates(name, mod.spec.resources);
+  else if (heldRecord?.version === wanted) resources = held;
+  else {
+    return { problem: { reason: 'VersionNotAvailable', message:
+      `version ${wanted} of module "${mod.metadata.name}" is not available: the module is at version ${mod.spec.version}` } };
+  }
+  const long = resources.find((r) => r.id.length > MAX_ID_LENGTH);
+  if (long) {
+    return { problem: { reason: 'InvalidResourceId', message:
+      `resource id "${long.id}" is longer than ${MAX_ID_LENGTH} characters: shorten the assignment's name or the module's resource ids` } };
+  }
+  return { version: wanted, resources };
+}
+
+/** Renders the Declaration of `input.node`: see the module comment for the rules. */
+export function renderDeclaration(input: RenderInput): Rendering {
+  const { current } = input;
+  const previous = readOwnerRecords(current);
+  const heldBy = groupByOwner(current?.spec.resources ?? []);
+  const picked = assignmentsOf(input.node, input.assignments).map((a) => {
+    const owner = a.metadata.name ?? '';
+    const held = heldBy.get(owner) ?? [];
+    return { owner, held, selection: select(a, input.modules, held, previous[owner]) };
+  });
+  const resources = picked.flatMap((p) => ('resources' in p.selection ? p.selection.resources : []));
+  const changed = !current || !isDeepStrictEqual(current.spec.resources, resources);
+  const generation = changed ? (current?.metadata.generation ?? 0) + 1 : current.spec.generation;
+  const owners: OwnerRecords = {};
+  const outcomes: OwnerOutcome[] = picked.map(({ owner, held, selection }) => {
+    if ('problem' in selection) return { owner, problem: selection.problem };
+    const prev = previous[owner];
+    const same = prev !== undefined && isDeepStrictEqual(held, selection.resources);
+    owners[owner] = { version: selection.version, generation: same ? prev.generation : generation };
+    return { owner, rendered: { ...owners[owner], ids: selection.resources.map((r) => r.id) } };
+  });
+  return { spec: { generation, resources }, owners, outcomes, changed };
+}
+
+function groupByOwner(resources: readonly DeclaredResource[]): Map<string, DeclaredResource[]> {
+  const by = new Map<string, DeclaredResource[]>();
+  for (const r of resources) {
+    const list = by.get(r.owner);
+    if (list) list.push(r);
+    else by.set(r.owner, [r]);
+  }
+  return by;
+}
+
+/** The ownerReference from a Declaration to its Node (deleting the Node deletes the Declaration). */
+export function nodeOwnerReference(node: Node): OwnerReference {
+  return { apiVersion: API_VERSION, kind: 'Node', name: node.metadata.name ?? '', uid: node.metadata.uid ?? '', controller: true, blockOwnerDeletion: true };
+}
+
+/**
+ * The Declaration to write for a rendering: a new one, or `current` with the rendered spec, owner records
+ * and Node ownerReference (its other metadata and resourceVersion kept); undefined when nothing would change.
+ */
+export function declarationToWrite(opts: { node: Node; rendering: Rendering; current?: Declaration }): Declaration | undefined {
+  const { node, rendering, current } = opts;
+  const owners = formatOwnerRecords(rendering.owners);
+  const ref = nodeOwnerReference(node);
+  const refs = [...(current?.metadata.ownerReferences ?? []).filter((r) => !(r.kind === 'Node' && r.apiVersion === API_VERSION)), ref];
+  if (current) {
+    const sameRefs = isDeepStrictEqual(current.metadata.ownerReferences ?? [], refs);
+    const sameOwners = current.metadata.annotations?.[OWNERS_ANNOTATION] === owners;
+    if (!rendering.changed && sameRefs && sameOwners) return undefined;
+  }
+  const metadata = {
+    ...(current?.metadata ?? { name: node.metadata.name }),
+    annotations: { ...current?.metadata.annotations, [OWNERS_ANNOTATION]: owners },
+    ownerReferences: refs,
+  };
+  return { apiVersion: API_VERSION, kind: 'Declaration', metadata, spec: rendering.spec };
+}
