@@ -1,0 +1,32 @@
+/**
+ * `<state-dir>/agent.json`: where a running agent can be found (pid, node, metrics URL), for the local
+ * mesh and tests — written atomically once the agent has started.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { atomicWriteFile } from './drivers/fs-util.ts';
+
+/** What agent.json holds. */
+export interface AgentInfoFile {
+  pid: number;
+  node: string;
+  root: string;
+  metrics?: string;
+  startedAt: string;
+}
+
+/** The path of agent.json in a state directory. */
+export function agentInfoPath(stateDir: string): string {
+  return join(stateDir, 'agent.json');
+}
+
+/** Writes agent.json for this process. */
+export async function writeAgentInfo(stateDir: string, info: { node: string; root: string; metrics?: string }): Promise<void> {
+  const rec: AgentInfoFile = { pid: process.pid, ...info, startedAt: new Date().toISOString() };
+  await atomicWriteFile(agentInfoPath(stateDir), JSON.stringify(rec, null, 2) + '\n', 0o644);
+}
+
+/** Reads agent.json (throws when absent). */
+export async function readAgentInfo(stateDir: string): Promise<AgentInfoFile> {
+  return JSON.parse(await readFile(agentInfoPath(stateDir), 'utf8')) as AgentInfoFile;
+}

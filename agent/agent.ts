@@ -1,0 +1,215 @@
+/**
+ * The in-process agent (`mesh-agent run` wraps one; a benchmark may run fifty in one process): its
+ * own store, one process supervisor for its whole life, the engine, the reconcile loop, the link to
+ * the control plane and the metrics endpoint.
+ *
+ * `start()` opens the store (refusing a damaged one), reconciles AT ONCE from the declaration stored
+ * there — whether or not the control plane answers — and only then connects. A new generation seen on
+ * the watch is persisted to the store first, then acknowledged (Declaration status observedGeneration),
+ * then reconciled, then its results are reported. `stop()` leaves services running (an agent restart
+ * adopts them) unless `stopServicesOnExit`.
+ */
+import { createClient, type HttpClient } from '../api/client/http-client.ts';
+import type { ClientConfig } from '../api/client/types.ts';
+import type { Declaration } from '../api/v1alpha1/generated/declaration.ts';
+import pkg from '../package.json' with { type: 'json' };
+import { declaredResources } from './declared-resources.ts';
+import { createProcessSupervisor, type ProcessSupervisorOptions } from './drivers/process-supervisor.ts';
+import { createDriverRegistry } from './drivers/registry.ts';
+import { createEngine } from './engine/reconciler.ts';
+import type { Logger, Resource } from './engine/types.ts';
+import { resolveIdentity } from './identity.ts';
+import { createAgentLogger } from './logger.ts';
+import { createAgentMetrics, serveMetrics, type MetricsServer } from './metrics.ts';
+import { createReconcileLoop, type ReconcileLoop } from './reconcile-loop.ts';
+import { createRunEffects, type RunEffects } from './run-effects.ts';
+import { openAgentStore, type AgentStore } from './store/agent-store.ts';
+import { createReachability, type Reachability } from './sync/reachability.ts';
+import { createSync, type Sync } from './sync/sync.ts';
+import { writeAgentInfo } from './agent-info.ts';
+
+/** The agent's version, reported in Node.status.agentVersion. */
+export const AGENT_VERSION: string = pkg.version;
+
+/** Options of `createAgent`. Node name, root and connection are required at first start only. */
+export interface AgentOptions {
+  stateDir: string;
+  nodeName?: string;
+  /** Every declared path resolves under it. Default: the stored one, else `/`. */
+  root?: string;
+  /** The control plane (a loaded meshconfig); saved in the store. */
+  connection?: ClientConfig;
+  /** spec.site of the Node the agent creates when missing. */
+  site?: string;
+  /** Default 5 s. */
+  reconcileIntervalMs?: number;
+  /** Default 10 s. */
+  heartbeatIntervalMs?: number;
+  /** `HOST:PORT` for /metrics and /healthz (default `127.0.0.1:0`); `false`: no endpoint. */
+  metricsListen?: string | false;
+  /** Stop every supervised service on `stop()` (the local mesh's Ctrl-C). Default false. */
+  stopServicesOnExit?: boolean;
+  /** Default: JSON lines on stderr. */
+  logger?: Logger;
+  /** Supervisor tuning (restart backoff, stop grace, poll interval). */
+  supervisor?: Pick<ProcessSupervisorOptions, 'backoff' | 'stopGraceMs' | 'pollMs'>;
+  /** Reconnect backoff of the watch (default 250 ms doubling to 5 s). */
+  reconnect?: { initialMs?: number; maxMs?: number };
+  /** Events kept for the control plane at most (default 200). */
+  outboxLimit?: number;
+}
+
+/** What a started agent reports. */
+export interface AgentInfo {
+  node: string;
+  root: string;
+  /** The metrics endpoint, e.g. `http://127.0.0.1:40123` (absent when disabled). */
+  metrics?: string;
+}
+
+/** A snapshot of the agent's state (also served on /healthz). */
+export interface AgentState {
+  ok: boolean;
+  node: string;
+  generation: { received?: number; applied?: number };
+  reachable?: boolean;
+  unreachableSeconds: number;
+  lastReconcile?: ReturnType<RunEffects['lastOutcome']>;
+}
+
+/** An agent; `start()` once, then `stop()`. */
+export interface Agent {
+  start(): Promise<AgentInfo>;
+  stop(): Promise<void>;
+  state(): AgentState;
+}
+
+interface Parts {
+  store: AgentStore;
+  node: string;
+  supervisor: ReturnType<typeof createProcessSupervisor>;
+  reach: Reachability;
+  effects: RunEffects;
+  loop: ReconcileLoop;
+  client: HttpClient;
+  sync: Sync;
+  server?: MetricsServer;
+}
+
+/** Creates an agent (see the module comment). */
+export function createAgent(opts: AgentOptions): Agent {
+  const logger = opts.logger ?? createAgentLogger();
+  let parts: Parts | undefined;
+  let stopping: Promise<void> | undefined;
+
+  const state = (): AgentState => {
+    const received = parts?.store.declaration()?.object.spec.generation;
+    const last = parts?.effects.lastOutcome();
+    return {
+      ok: parts !== undefined && last?.outcome !== 'error', node: parts?.node ?? opts.nodeName ?? '',
+      generation: { received, applied: parts?.effects.appliedGeneration() },
+      reachable: parts?.reach.reachable(), unreachableSeconds: parts?.reach.unreachableSeconds() ?? 0, lastReconcile: last,
+    };
+  };
+
+  async function start(): Promise<AgentInfo> {
+    if (parts) throw new Error('the agent is already started');
+    const store = await openAgentStore({ stateDir: opts.stateDir, logger, outboxLimit: opts.outboxLimit });
+    try {
+      parts = await assemble(store);
+    } catch (e) {
+      await store.close();
+      throw e;
+    }
+    const p = parts;
+    const received = p.store.declaration()?.object;
+    await p.loop.trigger('start');
+    const info: AgentInfo = { node: p.node, root: p.store.identity()!.root, ...(p.server ? { metrics: p.server.url } : {}) };
+    if (opts.metricsListen !== false) await writeAgentInfo(opts.stateDir, info);
+    logger.info('Started agent', {
+      ...info, stateDir: opts.stateDir, generation: received?.spec.generation, unreachableSince: p.reach.unreachableSince(),
+    });
+    p.sync.start();
+    p.loop.start();
+    return info;
+  }
+
+  async function assemble(store: AgentStore): Promise<Parts> {
+    const { identity, changed } = resolveIdentity(store.identity(), opts, opts.stateDir);
+    if (changed) await store.saveIdentity(identity);
+    const node = identity.nodeName;
+    const log = withNode(logger, node);
+    const supervisor = createProcessSupervisor({ stateDir: opts.stateDir, logger: log, ...opts.supervisor });
+    const engine = createEngine({
+      drivers: createDriverRegistry({ supervisor }),
+      ctx: { root: identity.root, stateDir: opts.stateDir, logger: log },
+      loadInventory: async () => store.inventory(),
+      saveInventory: (_all, change) => store.applyInventoryChange(change),
+    });
+    const reach = createReachability({ store, logger: log, node, server: identity.server });
+    const metrics = createAgentMetrics({
+      node, version: AGENT_VERSION, unreachableSeconds: () => reach.unreachableSeconds(),
+      generations: () => ({ received: store.declaration()?.object.spec.generation, applied: effects.appliedGeneration() }),
+      outboxItems: () => store.outbox().length,
+    });
+    const effects = createRunEffects({
+      node, store, metrics, logger: log,
+      afterRun: (queued) => {
+        void sync.reporter.reportDeclaration();
+        if (queued && reach.reachable() === true) void sync.reporter.flushOutbox();
+      },
+    });
+    const memo = new WeakMap<Declaration, Resource[]>();
+    const resources = (d: Declaration): Resource[] => memo.get(d) ?? memo.set(d, declaredResources(d)).get(d)!;
+    const loop = createReconcileLoop({
+      engine, node, logger: log, intervalMs: opts.reconcileIntervalMs ?? 5000, resources,
+      declaration: () => store.declaration()?.object, onRun: (o) => effects.onRun(o),
+    });
+    const client = createClient({ server: identity.server, caData: identity.caData, token: identity.token });
+    const sync = createSync({
+      client, node, site: identity.site, store, reach, logger: log, agentVersion: AGENT_VERSION,
+      heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 10_000, backoff: opts.reconnect,
+      state: { declaration: () => store.declaration()?.object, run: () => effects.lastRun(), appliedGeneration: () => effects.appliedGeneration() },
+      onDeclaration: (obj) => receive({ store, node, logger: log, obj, report: () => sync.reporter.reportDeclaration(), loop }),
+    });
+    const listen = opts.metricsListen ?? '127.0.0.1:0';
+    const server = listen === false ? undefined : await serveMetrics({ listen, metrics, health: state });
+    return { store, node, supervisor, reach, effects, loop, client, sync, server };
+  }
+
+  async function stop(): Promise<void> {
+    const p = parts;
+    if (!p) return;
+    stopping ??= (async () => {
+      p.reach.close();
+      p.client.close();
+      await p.sync.stop();
+      await p.loop.stop();
+      if (opts.stopServicesOnExit) await p.supervisor.stopAll();
+      p.supervisor.close();
+      await p.server?.close();
+      await p.store.close();
+      logger.info('Stopped agent', { node: p.node, servicesStopped: opts.stopServicesOnExit ?? false });
+    })();
+    await stopping;
+  }
+
+  return { start, stop, state };
+}
+
+/** A logger that adds `node` to every line (the engine's and supervisor's lines name only the resource). */
+function withNode(logger: Logger, node: string): Logger {
+  return { info: (msg, f) => logger.info(msg, { node, ...f }), error: (msg, f) => logger.error(msg, { node, ...f }) };
+}
+
+/** Handles a Declaration seen on the watch: a new generation is stored FIRST, then acknowledged, then reconciled. */
+async function receive(a: { store: AgentStore; node: string; logger: Logger; obj: Declaration; report(): Promise<void>; loop: ReconcileLoop }): Promise<void> {
+  const stored = a.store.declaration()?.object;
+  const m = a.obj.metadata;
+  const isNew = !stored || stored.metadata.uid !== m.uid || (m.generation ?? 0) > (stored.metadata.generation ?? 0);
+  if (!isNew) return;
+  await a.store.saveDeclaration(a.obj);
+  a.logger.info('Stored Declaration', { node: a.node, generation: a.obj.spec.generation, resources: a.obj.spec.resources.length });
+  await a.report();
+  void a.loop.trigger('new generation');
+}

@@ -1,0 +1,81 @@
+/**
+ * The command line of `mesh-agent`: usage text and parsing into `createAgent` options (node:util
+ * parseArgs). A `UsageError` means exit code 2.
+ */
+import { parseArgs } from 'node:util';
+import { loadMeshconfig } from '../api/client/meshconfig.ts';
+import type { AgentOptions } from './agent.ts';
+import { parseListen } from './metrics.ts';
+
+/** The help text. */
+export const USAGE = `Usage: mesh-agent run --state-dir DIR [flags]
+
+Runs the node agent: keeps this machine in the state its Declaration says, from its own store,
+whether or not the control plane answers.
+
+Flags:
+  --state-dir DIR             the agent's own directory: store, service pid files and logs (required)
+  --name NODE                 this node's name (first start; stored afterwards)
+  --config MESHCONFIG         the control plane's URL, CA and credential (first start; stored afterwards)
+  --root DIR                  declared paths resolve under DIR (default /; stored at first start)
+  --site SITE                 spec.site of the Node object, when the agent creates it
+  --reconcile-interval DUR    reconcile this often, to correct drift (default 5s)
+  --heartbeat-interval DUR    write the Node status this often (default 10s)
+  --metrics-listen HOST:PORT  serve /metrics and /healthz there (default 127.0.0.1:0, a free port)
+  --stop-services-on-exit     stop the supervised services on SIGTERM/SIGINT (default: leave them running)
+  -h, --help                  show this help
+
+Durations: 500ms, 5s, 1m, 1h.
+`;
+
+/** A bad command line (exit code 2). */
+export class UsageError extends Error {}
+
+/** Parses `500ms`, `5s`, `1.5m`, `1h` into milliseconds. */
+export function parseDuration(flag: string, text: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text);
+  const ms = m ? Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'] : NaN;
+  if (!(ms >= 10)) throw new UsageError(`--${flag} must be a duration of at least 10ms such as 500ms, 5s or 1m, not "${text}"`);
+  return ms;
+}
+
+/** Parses the command line into agent options ('help' for --help). */
+export function parseCommandLine(argv: string[]): AgentOptions | 'help' {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv, allowPositionals: true, strict: true,
+      options: {
+        'state-dir': { type: 'string' }, name: { type: 'string' }, config: { type: 'string' }, root: { type: 'string' },
+        site: { type: 'string' }, 'reconcile-interval': { type: 'string' }, 'heartbeat-interval': { type: 'string' },
+        'metrics-listen': { type: 'string' }, 'stop-services-on-exit': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const { values: v, positionals } = parsed;
+  if (v.help) return 'help';
+  if (positionals.length !== 1 || positionals[0] !== 'run') {
+    throw new UsageError(positionals.length === 0 ? 'missing command: mesh-agent run …' : `unknown command "${positionals.join(' ')}" (the only command is "run")`);
+  }
+  if (!v['state-dir']) throw new UsageError('--state-dir is required');
+  if (v['metrics-listen'] !== undefined) {
+    try { parseListen(v['metrics-listen']); } catch (e) { throw new UsageError(`--metrics-listen: ${(e as Error).message}`); }
+  }
+  let connection;
+  if (v.config !== undefined) {
+    try { connection = loadMeshconfig(v.config); } catch (e) { throw new UsageError(`--config: ${(e as Error).message}`); }
+  }
+  return {
+    stateDir: v['state-dir'],
+    ...(v.name !== undefined ? { nodeName: v.name } : {}),
+    ...(v.root !== undefined ? { root: v.root } : {}),
+    ...(v.site !== undefined ? { site: v.site } : {}),
+    ...(connection ? { connection } : {}),
+    reconcileIntervalMs: parseDuration('reconcile-interval', v['reconcile-interval'] ?? '5s'),
+    heartbeatIntervalMs: parseDuration('heartbeat-interval', v['heartbeat-interval'] ?? '10s'),
+    metricsListen: v['metrics-listen'] ?? '127.0.0.1:0',
+    stopServicesOnExit: v['stop-services-on-exit'] ?? false,
+  };
+}

@@ -1,0 +1,155 @@
+/**
+ * Everything the agent writes to the control plane: its Node (created when missing), the Node's status
+ * heartbeat, the Declaration status (through `/status`, JSON merge patch), and the outbox of events.
+ * Writes are skipped while the control plane is known to be unreachable (the heartbeat and the watch
+ * probe it); when it returns, the status is written again in full and the outbox is flushed.
+ * No method throws: failures are recorded in the reachability tracker or logged.
+ */
+import type { Client } from '../../api/client/types.ts';
+import { ApiError } from '../../api/meta/api-error.ts';
+import { API_VERSION, type Condition } from '../../api/meta/types.ts';
+import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
+import type { Logger } from '../engine/types.ts';
+import type { AgentStore } from '../store/agent-store.ts';
+import { declarationStatus, type RunSummary } from './declaration-status.ts';
+import type { Reachability } from './reachability.ts';
+
+/** What the reporter reads from the agent when it writes. */
+export interface ReportState {
+  declaration(): Declaration | undefined;
+  run(): RunSummary | undefined;
+  appliedGeneration(): number | undefined;
+}
+
+/** Options of `createReporter`. */
+export interface ReporterOptions {
+  client: Client;
+  node: string;
+  site?: string;
+  store: AgentStore;
+  reach: Reachability;
+  logger: Logger;
+  agentVersion: string;
+  state: ReportState;
+}
+
+/** The agent's writer to the control plane. */
+export interface Reporter {
+  /** Creates the Node object when it does not exist. */
+  ensureNode(): Promise<void>;
+  /** Writes the Declaration status if it changed since the last write (or `force`). */
+  reportDeclaration(force?: boolean): Promise<void>;
+  /** Writes the Node status heartbeat. */
+  heartbeat(): Promise<void>;
+  /** Creates an Event for each outbox item, removing each once delivered. */
+  flushOutbox(): Promise<void>;
+  /** Resolves once no write is in flight (for shutdown). */
+  idle(): Promise<void>;
+}
+
+const isCode = (e: unknown, code: number): boolean => e instanceof ApiError && e.code === code;
+
+/** Creates the reporter. */
+export function createReporter(opts: ReporterOptions): Reporter {
+  const { client, node, logger, reach } = opts;
+  let written: string | undefined;
+  let conditions: Condition[] = [];
+  let chain: Promise<void> = Promise.resolve();
+  let flushing: Promise<void> | undefined;
+
+  /** Runs a call, recording reachability; resolves undefined (logged) on failure. */
+  async function call<T>(what: string, fn: () => Promise<T>, quiet?: (e: unknown) => boolean): Promise<T | undefined> {
+    try {
+      const out = await fn();
+      reach.succeeded();
+      return out;
+    } catch (e) {
+      if (reach.failed(e)) return undefined;
+      reach.succeeded();
+      if (!quiet?.(e)) logger.error(`Failed to ${what}`, { node, error: (e as Error).message });
+      return undefined;
+    }
+  }
+
+  async function writeDeclarationStatus(force: boolean): Promise<void> {
+    const decl = opts.state.declaration();
+    if (!decl || reach.reachable() === false) return;
+    const status = declarationStatus({
+      decl, run: opts.state.run(), appliedGeneration: opts.state.appliedGeneration(), previous: conditions, now: new Date().toISOString(),
+    });
+    conditions = status.conditions ?? [];
+    const text = JSON.stringify([decl.metadata.uid, status]);
+    if (!force && text === written) return;
+    const ok = await call('write Declaration status', () => client.patch('declarations', node, { status }, { subresource: 'status' }), (e) => isCode(e, 404));
+    if (ok) {
+      written = text;
+      logger.info('Reported Declaration status', {
+        node, generation: status.observedGeneration, appliedGeneration: status.appliedGeneration,
+        ready: status.conditions?.find((c) => c.type === 'Ready')?.status,
+      });
+    }
+  }
+
+  async function ensureNode(): Promise<void> {
+    const exists = await call('read Node', () => client.get('nodes', node).then(() => true), (e) => isCode(e, 404));
+    if (exists || reach.reachable() === false) return;
+    const obj = { apiVersion: API_VERSION, kind: 'Node', metadata: { name: node }, spec: opts.site ? { site: opts.site } : {} };
+    const created = await call('create Node', () => client.create('nodes', obj), (e) => isCode(e, 409));
+    if (created) logger.info('Created Node', { node, site: opts.site });
+  }
+
+  async function heartbeat(): Promise<void> {
+    const decl = opts.state.declaration();
+    const now = new Date().toISOString();
+    const declaration = {
+      ...(decl ? { desiredGeneration: decl.spec.generation } : {}),
+      ...(opts.state.appliedGeneration() !== undefined ? { appliedGeneration: opts.state.appliedGeneration() } : {}),
+    };
+    const status = { lastSeen: now, controlPlaneLastContact: now, agentVersion: opts.agentVersion, declaration };
+    const send = (): Promise<unknown> => client.patch('nodes', node, { status }, { subresource: 'status' });
+    let missing = false;
+    const sent = await call('write Node heartbeat', send, (e) => (missing = isCode(e, 404)));
+    if (sent === undefined && missing) {
+      await ensureNode();
+      await call('write Node heartbeat', send);
+    }
+  }
+
+  async function flushOnce(): Promise<void> {
+    for (const item of opts.store.outbox()) {
+      if (reach.reachable() === false) return;
+      const event = {
+        apiVersion: API_VERSION, kind: 'Event', metadata: { generateName: `${node}-` },
+        involvedObject: { apiVersion: API_VERSION, ...item.involvedObject }, type: item.type, reason: item.reason, message: item.message,
+        count: 1, firstTimestamp: item.time, lastTimestamp: item.time, source: { component: 'mesh-agent', host: node },
+      };
+      try {
+        await client.create('events', event);
+        reach.succeeded();
+      } catch (e) {
+        if (reach.failed(e)) return;
+        logger.error('Dropped undeliverable event', { node, reason: item.reason, error: (e as Error).message });
+      }
+      await opts.store.dequeue(item.name);
+    }
+  }
+
+  return {
+    ensureNode,
+    reportDeclaration(force = false) {
+      chain = chain.then(() => writeDeclarationStatus(force)).catch((e: unknown) => logger.error('Failed to report Declaration status', { node, error: String(e) }));
+      return chain;
+    },
+    heartbeat,
+    flushOutbox() {
+      flushing ??= flushOnce()
+        .catch((e: unknown) => logger.error('Failed to flush outbox', { node, error: String(e) }))
+        .finally(() => { flushing = undefined; });
+      return flushing;
+    },
+    async idle() {
+      await chain;
+      await flushing;
+    },
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * The agent's link to the control plane, wired together: make sure its Node exists, watch its
+ * Declaration, heartbeat the Node status every `heartbeatIntervalMs`, write the Declaration status when
+ * it changed, and deliver the outbox. When contact returns after an outage it reports at once: the
+ * status of the current generation (in full), a heartbeat, and the outbox; and wakes the watch.
+ */
+import type { Client } from '../../api/client/types.ts';
+import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
+import type { Logger } from '../engine/types.ts';
+import type { AgentStore } from '../store/agent-store.ts';
+import { startDeclarationWatch, type DeclarationWatch } from './declaration-watch.ts';
+import type { Reachability } from './reachability.ts';
+import { createReporter, type Reporter, type ReportState } from './reporter.ts';
+
+/** Options of `createSync`. */
+export interface SyncOptions {
+  client: Client;
+  node: string;
+  site?: string;
+  store: AgentStore;
+  reach: Reachability;
+  logger: Logger;
+  agentVersion: string;
+  state: ReportState;
+  heartbeatIntervalMs: number;
+  /** Called for every Declaration seen; decides whether it is new (persist, acknowledge, reconcile). */
+  onDeclaration(obj: Declaration): Promise<void>;
+  backoff?: { initialMs?: number; maxMs?: number };
+  watchIdleTimeoutMs?: number;
+}
+
+/** The running link to the control plane. */
+export interface Sync {
+  /** The status/heartbeat/outbox writer (use it to report after a reconcile). */
+  readonly reporter: Reporter;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/** Creates the link; `start()` runs it in the background. */
+export function createSync(opts: SyncOptions): Sync {
+  const reporter = createReporter(opts);
+  let watch: DeclarationWatch | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let beating: Promise<void> = Promise.resolve();
+  let stopped = false;
+
+  const beat = async (): Promise<void> => {
+    await reporter.heartbeat();
+    if (opts.reach.reachable() === true) {
+      await reporter.reportDeclaration();
+      if (opts.store.outbox().length > 0) await reporter.flushOutbox();
+    }
+  };
+  const tick = (): void => {
+    if (stopped) return;
+    beating = beat().finally(() => {
+      if (!stopped) timer = setTimeout(tick, opts.heartbeatIntervalMs);
+    });
+  };
+
+  opts.reach.onReturn((lostSeconds, since) => {
+    if (stopped) return;
+    watch?.wake();
+    const generation = opts.state.declaration()?.spec.generation;
+    const message = `the control plane was unreachable for ${Math.round(lostSeconds)}s (since ${since}); ` +
+      (generation === undefined ? 'the node had no declaration yet' : `the node kept running declaration generation ${generation}`);
+    const queued = opts.store.enqueue({
+      type: 'Warning', reason: 'ControlPlaneUnreachable', message, involvedObject: { kind: 'Node', name: opts.node }, time: new Date().toISOString(),
+    });
+    void queued.catch((e: unknown) => opts.logger.error('Failed to queue event', { node: opts.node, error: String(e) }))
+      .then(() => reporter.reportDeclaration(true)).then(() => reporter.heartbeat()).then(() => reporter.flushOutbox());
+  });
+
+  return {
+    reporter,
+    start() {
+      void reporter.ensureNode().finally(() => {
+        if (stopped) return;
+        watch = startDeclarationWatch({
+          client: opts.client, node: opts.node, reach: opts.reach, logger: opts.logger, onDeclaration: opts.onDeclaration,
+          ...(opts.backoff ? { backoff: opts.backoff } : {}),
+          ...(opts.watchIdleTimeoutMs ? { idleTimeoutMs: opts.watchIdleTimeoutMs } : {}),
+        });
+        tick();
+      });
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await watch?.stop();
+      await beating;
+      await reporter.idle();
+    },
+  };
+}

@@ -1,0 +1,143 @@
+/**
+ * Helpers for the agent's tests (not used by production code): run the real `mesh-agent` process,
+ * wait for conditions, write Declarations as admin, find a free port, and kill every service process an
+ * agent recorded in its state directory (by the pid files, checking each is still that process).
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Client } from '../api/client/types.ts';
+import { ApiError } from '../api/meta/api-error.ts';
+import type { KubeObject } from '../api/meta/types.ts';
+import type { DeclaredResource } from '../api/v1alpha1/generated/declaration.ts';
+import { isSameProcess, type ProcessRecord } from './drivers/process-record.ts';
+
+/** The repository root (where `agent/main.ts` is run from). */
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** A running `mesh-agent run` process. */
+export interface AgentProcess {
+  pid: number;
+  /** The metrics endpoint from the ready line. */
+  metrics: string;
+  output(): string;
+  /** Parsed JSON log lines so far. */
+  lines(): Array<Record<string, unknown>>;
+  /** Resolves with the exit code (or signal name) once it exited. */
+  exited: Promise<number | string | null>;
+  kill(signal?: NodeJS.Signals): Promise<number | string | null>;
+}
+
+/** Runs `node --import tsx agent/main.ts run …args` and waits for "Started agent" (or its exit). */
+export async function spawnAgent(args: string[], timeoutMs = 20_000): Promise<AgentProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'agent/main.ts', 'run', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, sig) => resolve(code ?? sig)));
+  let done = false;
+  void exited.then(() => { done = true; });
+  const lines = (): Array<Record<string, unknown>> => out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const kill = async (signal: NodeJS.Signals = 'SIGKILL'): Promise<number | string | null> => {
+    if (!done) child.kill(signal);
+    return exited;
+  };
+  const ready = await waitFor(() => lines().find((l) => l.msg === 'Started agent') ?? (done ? 'exited' : undefined), timeoutMs)
+    .catch(async (e: unknown) => { await kill(); throw new Error(`${(e as Error).message}\n${out}`); });
+  if (ready === 'exited') throw new Error(`mesh-agent exited before it started:\n${out}`);
+  return { pid: child.pid!, metrics: String(ready.metrics ?? ''), output: () => out, lines, exited, kill };
+}
+
+/** Polls `fn` until it returns something other than undefined/false; rejects after `timeoutMs`. */
+export async function waitFor<T>(fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined && v !== false) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Reads the pid files the agent's supervisor keeps in `<stateDir>/services`. */
+export function serviceRecords(stateDir: string): ProcessRecord[] {
+  let names: string[];
+  try {
+    names = readdirSync(join(stateDir, 'services')).filter((n) => n.endsWith('.json'));
+  } catch {
+    return [];
+  }
+  return names.flatMap((n) => {
+    try {
+      return [JSON.parse(readFileSync(join(stateDir, 'services', n), 'utf8')) as ProcessRecord];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** The live pid of a service by resource id, or undefined. */
+export function servicePid(stateDir: string, id: string): number | undefined {
+  const rec = serviceRecords(stateDir).find((r) => r.id === id);
+  return rec && isSameProcess(rec.pid, rec.startTime, rec.command) ? rec.pid : undefined;
+}
+
+/** SIGKILLs every service process recorded in the state directory that is still that process. */
+export function killServices(stateDir: string): void {
+  for (const rec of serviceRecords(stateDir)) {
+    if (isSameProcess(rec.pid, rec.startTime, rec.command)) {
+      try { process.kill(rec.pid, 'SIGKILL'); } catch { /* already gone */ }
+    }
+  }
+}
+
+/** Writes (creates or replaces) the Declaration of `node` as admin: spec.generation = `generation`. */
+export async function putDeclaration(client: Client, node: string, generation: number, resources: DeclaredResource[]): Promise<KubeObject> {
+  const obj: KubeObject = { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Declaration', metadata: { name: node }, spec: { generation, resources } };
+  try {
+    const cur = await client.get('declarations', node);
+    return await client.update('declarations', { ...obj, metadata: { name: node, resourceVersion: cur.metadata.resourceVersion } });
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.code !== 404) throw e;
+    return client.create('declarations', obj);
+  }
+}
+
+/** A free TCP port on 127.0.0.1 (for a control plane that must come back on the same address). */
+export async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const { port } = srv.address() as { port: number };
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
+
+/** A command that runs forever, tagged so its argv is unique (what a test service runs). */
+export function foreverCommand(tag: string): string[] {
+  return [process.execPath, '-e', `/* ${tag} */ setInterval(() => {}, 1e9)`];
+}
+
+/** Scrapes one sample's value from a Prometheus text exposition (`name{labels}`), or undefined. */
+export function metricValue(text: string, sample: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${sample} `));
+  return line === undefined ? undefined : Number(line.slice(sample.length + 1));
+}
+
+/** Runs `mesh-agent run …args` expecting it to exit on its own; resolves with its exit code and output. */
+export async function runAgentUntilExit(args: string[], timeoutMs = 20_000): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'agent/main.ts', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => { output += d; });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => { output += d; });
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  clearTimeout(timer);
+  return { code, output };
+}
