@@ -60,8 +60,12 @@ export class HttpTransport {
     }
   }
 
-  /** Sends a request and resolves with the response once its headers arrived (any status code). */
-  send(req: TransportRequest): Promise<http.IncomingMessage> {
+  /**
+   * Sends a request and resolves with the response once its headers arrived (any status code).
+   * A kept-alive socket that the server closed while idle fails with ECONNRESET before the request
+   * reached it; such a request is sent once more on a fresh connection (Node's documented pattern).
+   */
+  send(req: TransportRequest, retryReused = true): Promise<http.IncomingMessage> {
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
     const headers: http.OutgoingHttpHeaders = { accept: 'application/json', 'user-agent': 'meshctl-client' };
     if (this.cfg.token) headers.authorization = `Bearer ${this.cfg.token}`;
@@ -80,7 +84,10 @@ export class HttpTransport {
         headers,
         agent: this.agent,
       }, resolve);
-      r.on('error', (e) => reject(this.unreachable(e)));
+      r.on('error', (e: NodeJS.ErrnoException) => {
+        if (retryReused && r.reusedSocket && e.code === 'ECONNRESET') resolve(this.send(req, false));
+        else reject(this.unreachable(e));
+      });
       if (!req.stream) {
         const ms = this.cfg.timeoutMs ?? 30_000;
         r.setTimeout(ms, () => r.destroy(Object.assign(new Error(`no answer within ${ms / 1000}s`), { code: 'ETIMEDOUT' })));

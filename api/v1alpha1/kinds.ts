@@ -70,9 +70,9 @@ const ASSIGNMENT: KindInfo = {
   columns: [
     { name: 'Module', jsonPath: '.spec.module', type: 'string' },
     { name: 'Node', jsonPath: '.spec.node', type: 'string' },
-    { name: 'Version', jsonPath: '.spec.version', type: 'string' },
+    { name: 'Version', jsonPath: '.status.version', type: 'string', description: 'Version in the declaration' },
     { name: 'Applied', jsonPath: condition('Applied'), type: 'string' },
-    wide({ name: 'Rendered', jsonPath: '.status.version', type: 'string', description: 'Version in the declaration' }),
+    wide({ name: 'Pinned', jsonPath: '.spec.version', type: 'string', description: 'Version the assignment asks for (empty: follow the module)' }),
     wide({ name: 'Reason', jsonPath: condition('Applied', 'reason'), type: 'string' }),
   ],
 };

@@ -6,6 +6,7 @@
  * throwing retries the key with per-key exponential backoff; throwing a `TerminalError` stops retrying
  * (the reconciler should have recorded the failure in the object's status).
  */
+import { ApiError } from '../../api/meta/api-error.ts';
 import type { KubeObject } from '../../api/meta/types.ts';
 import type { Clock } from './clock.ts';
 import type { Informer, InformerEventType } from './informer.ts';
@@ -127,6 +128,9 @@ async function reconcileOne(ctx: WorkerContext, key: string): Promise<void> {
       return;
     }
     queue.addRateLimited(key);
-    logger.error('Reconcile failed, will retry', { controller: ctx.name, key, error: e, requeues: queue.numRequeues(key) });
+    // A stale read (Conflict, AlreadyExists) is the ordinary optimistic-concurrency retry, not a failure.
+    const stale = e instanceof ApiError && e.code === 409;
+    (stale ? logger.info : logger.error).call(logger, stale ? 'Reconcile raced a write, will retry' : 'Reconcile failed, will retry',
+      { controller: ctx.name, key, error: e, requeues: queue.numRequeues(key) });
   }
 }

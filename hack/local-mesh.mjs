@@ -1,0 +1,117 @@
+// `npm start`: a whole mesh on this machine — the control plane and three agents, each with its own store
+// and root folder under .meshctl/local/ — applies manifests/examples/, waits until the nodes converge, and
+// says what runs where. Ctrl-C (or SIGTERM) stops everything. Runs the built binaries in dist/ (no tsx).
+import { spawn, execFileSync } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const home = resolve(process.env.MESHCTL_HOME ?? '.meshctl/local');
+const listen = process.env.MESHCTL_LISTEN ?? '127.0.0.1:6443';
+const nodes = ['node-a', 'node-b', 'node-c'];
+const dist = resolve('dist');
+const children = [];
+
+function fail(message) {
+  console.error(`npm start: ${message}`);
+  shutdown(1);
+}
+
+/** Starts a built binary, its JSON log lines to logs/<name>.log; resolves with the first line matching `ready`. */
+function start(name, bin, args, ready) {
+  mkdirSync(join(home, 'logs'), { recursive: true });
+  const log = createWriteStream(join(home, 'logs', `${name}.log`), { flags: 'a' });
+  const child = spawn(process.execPath, [join(dist, bin), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const entry = { name, bin, args, ready, child };
+  const i = children.findIndex((c) => c.name === name);
+  if (i >= 0) children[i] = entry; else children.push(entry);
+  child.stdout.pipe(log);
+  return new Promise((resolveReady, rejectReady) => {
+    createInterface({ input: child.stderr }).on('line', (line) => {
+      log.write(line + '\n');
+      let event;
+      try { event = JSON.parse(line); } catch { return; }
+      if (event.level === 'error') console.error(`${name}: ${event.msg}${event.error ? `: ${event.error}` : ''}`);
+      if (ready(event)) resolveReady(event);
+    });
+    child.on('exit', (code, signal) => {
+      rejectReady(new Error(`${name} exited (${signal ?? code}) before it was ready; see ${join(home, 'logs', `${name}.log`)}`));
+      if (stopping || !ready.done) return;
+      console.error(`\n${name} stopped (${signal ?? `exit ${code}`}).` + (name === 'control-plane'
+        ? ' Every node goes on running what it was last told; only change stops.' : ''));
+      console.error('Press Enter to start what stopped again; Ctrl-C stops everything.');
+    });
+  }).then((event) => { ready.done = true; return event; });
+}
+
+/** Enter restarts every process that stopped (the control plane first), e.g. after `kill -9` to try an outage. */
+function restartStopped() {
+  const stopped = children.filter((c) => c.child.exitCode !== null || c.child.signalCode !== null);
+  stopped.sort((a, b) => Number(b.name === 'control-plane') - Number(a.name === 'control-plane'));
+  (async () => {
+    for (const c of stopped) {
+      await start(c.name, c.bin, c.args, c.ready);
+      console.log(`${c.name} started again.`);
+    }
+  })().catch((e) => console.error(e.message));
+}
+
+function meshctl(meshconfig, ...args) {
+  return execFileSync(process.execPath, [join(dist, 'meshctl.js'), '--config', meshconfig, ...args], { encoding: 'utf8' });
+}
+
+async function converged(meshconfig, timeoutMs) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const list = JSON.parse(meshctl(meshconfig, 'get', 'assignments', '-o', 'json'));
+    const applied = (a) => a.status?.conditions?.some((c) => c.type === 'Applied' && c.status === 'True');
+    if (list.items.length > 0 && list.items.every(applied)) return true;
+    if (Date.now() > until) return false;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+let stopping = false;
+function shutdown(code) {
+  if (stopping) return;
+  stopping = true;
+  const agents = children.filter((c) => c.name !== 'control-plane');
+  const cp = children.find((c) => c.name === 'control-plane');
+  const exited = (c) => new Promise((r) => (c.child.exitCode !== null || c.child.signalCode !== null ? r() : c.child.on('exit', r)));
+  for (const a of agents) a.child.kill('SIGTERM');
+  Promise.all(agents.map(exited))
+    .then(() => { cp?.child.kill('SIGTERM'); return cp ? exited(cp) : undefined; })
+    .then(() => process.exit(code));
+}
+process.on('SIGINT', () => shutdown(0));
+process.on('SIGTERM', () => shutdown(0));
+
+async function main() {
+  for (const bin of ['mesh-control-plane.js', 'mesh-agent.js', 'meshctl.js']) {
+    if (!existsSync(join(dist, bin))) fail(`dist/${bin} is missing: run \`npm install\` (it builds the binaries) or \`npm run build\``);
+  }
+  const serving = await start('control-plane', 'mesh-control-plane.js',
+    ['--data-dir', join(home, 'control-plane'), '--listen', listen], (e) => e.msg === 'Serving');
+  const meshconfig = serving.meshconfig;
+  for (const node of nodes) mkdirSync(join(home, 'nodes', node, 'root'), { recursive: true });
+  await Promise.all(nodes.map((node) => start(node, 'mesh-agent.js', [
+    'run', '--state-dir', join(home, 'nodes', node, 'state'), '--root', join(home, 'nodes', node, 'root'),
+    '--name', node, '--site', 'local', '--config', meshconfig, '--stop-services-on-exit',
+    '--reconcile-interval', '2s', '--heartbeat-interval', '5s',
+  ], (e) => e.msg === 'Started agent')));
+  process.stdout.write(meshctl(meshconfig, 'apply', '-f', 'manifests/examples/'));
+  if (!(await converged(meshconfig, 60_000))) console.error('npm start: the nodes did not converge within 60 s; see `meshctl get assignments`');
+  console.log(`\nA local mesh is running: the control plane at ${serving.url} and agents ${nodes.join(', ')}.\n`);
+  console.log(meshctl(meshconfig, 'get', 'nodes'));
+  console.log(meshctl(meshconfig, 'get', 'assignments'));
+  console.log(`Each node's files are under ${join(home, 'nodes', '<node>', 'root')}; logs in ${join(home, 'logs')}.`);
+  console.log('Point meshctl (and kubectl) at it from another terminal:\n');
+  console.log(`export MESHCONFIG=${meshconfig}`);
+  console.log(`export PATH=${join(dist, 'bin')}:$PATH\n`);
+  console.log('Then try: meshctl get nodes; tail -f .meshctl/local/nodes/node-a/root/srv/greeter/out.log;');
+  console.log(`kill the control plane (kill -9 ${children[0].child.pid}) and watch the greeter keep writing, then press Enter`);
+  console.log('here to start it again. Ctrl-C stops everything.');
+  createInterface({ input: process.stdin }).on('line', restartStopped);
+}
+
+main().catch((e) => fail(e.message));
