@@ -19,7 +19,7 @@ import { createDriverRegistry } from './drivers/registry.ts';
 import { createEngine } from './engine/reconciler.ts';
 import type { Logger, Resource } from './engine/types.ts';
 import { resolveIdentity } from './identity.ts';
-import { createAgentLogger } from './logger.ts';
+import { createJsonLogger } from '../api/meta/logger.ts';
 import { createAgentMetrics, serveMetrics, type MetricsServer } from './metrics.ts';
 import { createReconcileLoop, type ReconcileLoop } from './reconcile-loop.ts';
 import { createRunEffects, type RunEffects } from './run-effects.ts';
@@ -98,7 +98,7 @@ interface Parts {
 
 /** Creates an agent (see the module comment). */
 export function createAgent(opts: AgentOptions): Agent {
-  const logger = opts.logger ?? createAgentLogger();
+  const logger = opts.logger ?? createJsonLogger();
   let parts: Parts | undefined;
   let stopping: Promise<void> | undefined;
 

@@ -6,7 +6,7 @@
  */
 import { createAgent, type AgentOptions } from './agent.ts';
 import { parseCommandLine, USAGE } from './cli-args.ts';
-import { createAgentLogger } from './logger.ts';
+import { createJsonLogger } from '../api/meta/logger.ts';
 
 async function main(argv: string[]): Promise<void> {
   let opts: AgentOptions | 'help';
@@ -17,7 +17,7 @@ async function main(argv: string[]): Promise<void> {
     process.exit(2);
   }
   if (opts === 'help') { process.stdout.write(USAGE); return; }
-  const logger = createAgentLogger();
+  const logger = createJsonLogger();
   const agent = createAgent({ ...opts, logger });
   try {
     await agent.start();

@@ -17,7 +17,7 @@ import { assignmentsOf, declarationToWrite, readOwnerRecords, renderDeclaration,
 import { realClock, type Clock } from './runtime/clock.ts';
 import { createController, type Controller, type Reconciler } from './runtime/controller.ts';
 import type { Informer } from './runtime/informer.ts';
-import type { Logger } from './runtime/logger.ts';
+import type { Logger } from '../api/meta/logger.ts';
 import type { Manager } from './runtime/manager.ts';
 
 /** Options of createDeclarationController. */

@@ -15,7 +15,7 @@ import { createClient } from '../api/client/http-client.ts';
 import { loadMeshconfig } from '../api/client/meshconfig.ts';
 import { createDeclarationController } from './declaration-controller.ts';
 import { createManager } from './runtime/manager.ts';
-import { createJsonLogger } from './runtime/logger.ts';
+import { createJsonLogger } from '../api/meta/logger.ts';
 
 const USAGE = `Usage: mesh-control-plane [--data-dir DIR] [--listen HOST:PORT] [--insecure-http]
 

@@ -16,7 +16,7 @@ import { createApp, type App } from '../api/server/app.ts';
 import { bearerAuthenticator, hashToken, type Authorizer, type Identity } from '../api/server/auth.ts';
 import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/first-start.ts';
 import { listen } from '../api/server/listen.ts';
-import type { Logger } from '../api/server/logger.ts';
+import type { Logger } from '../api/meta/logger.ts';
 import { openStore, type FileStore, type OpenStoreOptions } from '../api/store/index.ts';
 
 /** The repository root (where `controllers/main.ts` lives). */

@@ -47,14 +47,10 @@ export interface ServiceSpec {
   restart?: RestartPolicy;
 }
 
-/** Fields attached to a log event. */
-export type LogFields = Record<string, unknown>;
+import type { Logger } from '../../api/meta/logger.ts';
 
-/** A structured logger: one event a line, past tense, naming the object (same shape as the runtime's). */
-export interface Logger {
-  info(msg: string, fields?: LogFields): void;
-  error(msg: string, fields?: LogFields): void;
-}
+/** The structured logger every process shares. */
+export type { Logger, LogFields } from '../../api/meta/logger.ts';
 
 /** An opaque timer handle. */
 export type TimerHandle = unknown;

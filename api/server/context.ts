@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../meta/api-error.ts';
 import type { Store } from '../store/types.ts';
 import type { KindInfo } from '../v1alpha1/kind-info.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../../api/meta/logger.ts';
 
 /** A request for a resource, after routing, authentication and authorization. */
 export interface ResourceRequest {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { loadMeshconfig } from '../client/meshconfig.ts';
 import { hashToken } from './auth.ts';
 import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from './first-start.ts';
-import type { LogFields } from './logger.ts';
+import type { LogFields } from '../../api/meta/logger.ts';
 import { certInfo, issueServingCert, signedBy } from './pki.ts';
 
 function tempDir(t: { after(fn: () => void): void }): string {

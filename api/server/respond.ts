@@ -4,7 +4,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { ApiError } from '../meta/api-error.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../../api/meta/logger.ts';
 
 /** Sends `body` as JSON with the given HTTP code (no-op when the response was already sent). */
 export function sendJson(res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {

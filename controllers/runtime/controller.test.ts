@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { FakeClock, settle } from './fake-clock.ts';
 import { WorkQueue } from './work-queue.ts';
 import { createController, TerminalError, type Reconciler, type Result } from './controller.ts';
-import type { Logger, LogFields } from './logger.ts';
+import type { Logger, LogFields } from '../../api/meta/logger.ts';
 
 /** A logger that keeps what it was told, so tests can read it. */
 function memoryLogger(): Logger & { lines: Array<{ level: string; msg: string; fields?: LogFields }> } {

@@ -12,7 +12,7 @@ import { startServer, type TestServer } from '../../test/harness.ts';
 import { createController, type Reconciler } from './controller.ts';
 import { FakeClock } from './fake-clock.ts';
 import { createInformer, type Informer, type InformerEventType } from './informer.ts';
-import type { LogFields, Logger } from './logger.ts';
+import type { LogFields, Logger } from '../../api/meta/logger.ts';
 import { createManager } from './manager.ts';
 import { WorkQueue } from './work-queue.ts';
 

@@ -10,7 +10,7 @@ import type { Client, ClientListOptions, WatchStream } from '../../api/client/ty
 import type { KubeObject, WatchEvent } from '../../api/meta/types.ts';
 import { ApiError, type Status } from '../../api/meta/api-error.ts';
 import { Backoff, realClock, sleep, type Clock, type Sleep, type TimerHandle } from './clock.ts';
-import { createJsonLogger, type Logger } from './logger.ts';
+import { createJsonLogger, type Logger } from '../../api/meta/logger.ts';
 import { ObjectCache, type CacheChange, type InformerEventType } from './object-cache.ts';
 
 export type { InformerEventType } from './object-cache.ts';

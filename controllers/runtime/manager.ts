@@ -6,7 +6,7 @@ import type { Client } from '../../api/client/types.ts';
 import { realClock, type Clock } from './clock.ts';
 import type { Controller } from './controller.ts';
 import { createInformer, type Informer } from './informer.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../../api/meta/logger.ts';
 
 /** Options of createManager. */
 export interface ManagerOptions {

@@ -11,7 +11,7 @@ import type { Assignment, Declaration, ModuleResource, ResourceResult } from '..
 import { createDeclarationController } from '../../controllers/declaration-controller.ts';
 import { OWNERS_ANNOTATION } from '../../controllers/declaration-render.ts';
 import { createManager, type Manager } from '../../controllers/runtime/manager.ts';
-import { silentLogger } from '../../controllers/runtime/logger.ts';
+import { silentLogger } from '../../api/meta/logger.ts';
 import { startServer, type TestServer } from '../harness.ts';
 
 let server: TestServer;
