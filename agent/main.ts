@@ -39,4 +39,4 @@ async function main(argv: string[]): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
-await main(process.argv.slice(2));
+void main(process.argv.slice(2));

@@ -103,4 +103,4 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
-await main(process.argv.slice(2));
+void main(process.argv.slice(2));

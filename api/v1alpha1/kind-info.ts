@@ -26,8 +26,6 @@ export interface KindInfo {
   columns: PrintColumn[];
   /** Whether the kind has a status subresource. */
   hasStatus: boolean;
-  /** The JSON Schema of the whole object (from schemas/<kind>.schema.json). */
-  schema: object;
   /** Singleton kinds accept only this name (e.g. Mesh → `mesh`). */
   singletonName?: string;
 }

@@ -2,9 +2,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { evalJsonPath, parseJsonPath } from './json-path.ts';
 import { KINDS, kindByKind, kindByPlural, resolveResource } from './kinds.ts';
+import { schemaFor } from './schemas.ts';
 
 function schemaOf(kind: string): { $id: string; properties: Record<string, { const?: string }> } {
-  return kindByKind(kind)!.schema as { $id: string; properties: Record<string, { const?: string }> };
+  return schemaFor(kind) as { $id: string; properties: Record<string, { const?: string }> };
 }
 
 describe('KINDS', () => {

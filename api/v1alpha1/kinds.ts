@@ -1,19 +1,10 @@
 /**
- * The explicit kind registry of meshctl.dev/v1alpha1: names, short names, print columns and schema of every kind.
+ * The explicit kind registry of meshctl.dev/v1alpha1: names, short names and print columns of every kind
+ * (the schemas are in schemas.ts, so that the CLI does not load them).
  * A kind's name finds its slice: schemas/<kind>.schema.json, generated/<kind>.ts, this entry, its sample.
  */
 import type { KindInfo, PrintColumn } from './kind-info.ts';
 import { GROUP, VERSION } from '../meta/types.ts';
-import assignmentSchema from './schemas/assignment.schema.json' with { type: 'json' };
-import backupSchema from './schemas/backup.schema.json' with { type: 'json' };
-import certificateSchema from './schemas/certificate.schema.json' with { type: 'json' };
-import declarationSchema from './schemas/declaration.schema.json' with { type: 'json' };
-import eventSchema from './schemas/event.schema.json' with { type: 'json' };
-import jointokenSchema from './schemas/jointoken.schema.json' with { type: 'json' };
-import meshSchema from './schemas/mesh.schema.json' with { type: 'json' };
-import moduleSchema from './schemas/module.schema.json' with { type: 'json' };
-import nodeSchema from './schemas/node.schema.json' with { type: 'json' };
-import routeSchema from './schemas/route.schema.json' with { type: 'json' };
 
 /** The jsonPath of a condition's status, e.g. `condition('Ready')`. */
 function condition(type: string, field = 'status'): string {
@@ -27,7 +18,6 @@ function wide(col: PrintColumn): PrintColumn {
 
 const MESH: KindInfo = {
   kind: 'Mesh', plural: 'meshes', singular: 'mesh', shortNames: [], hasStatus: true, singletonName: 'mesh',
-  schema: meshSchema,
   columns: [
     { name: 'Control Plane', jsonPath: '.status.controlPlaneNode', type: 'string', description: 'Node running the control plane' },
     { name: 'Hub', jsonPath: '.status.hubNode', type: 'string', description: 'Node running the overlay hub' },
@@ -41,7 +31,6 @@ const MESH: KindInfo = {
 
 const NODE: KindInfo = {
   kind: 'Node', plural: 'nodes', singular: 'node', shortNames: ['no'], hasStatus: true,
-  schema: nodeSchema,
   columns: [
     { name: 'Site', jsonPath: '.spec.site', type: 'string' },
     { name: 'Reachable', jsonPath: condition('Reachable'), type: 'string' },
@@ -56,7 +45,6 @@ const NODE: KindInfo = {
 
 const MODULE: KindInfo = {
   kind: 'Module', plural: 'modules', singular: 'module', shortNames: ['mod'], hasStatus: true,
-  schema: moduleSchema,
   columns: [
     { name: 'Version', jsonPath: '.spec.version', type: 'string' },
     { name: 'Port', jsonPath: '.spec.port', type: 'integer' },
@@ -66,7 +54,6 @@ const MODULE: KindInfo = {
 
 const ASSIGNMENT: KindInfo = {
   kind: 'Assignment', plural: 'assignments', singular: 'assignment', shortNames: ['asg'], hasStatus: true,
-  schema: assignmentSchema,
   columns: [
     { name: 'Module', jsonPath: '.spec.module', type: 'string' },
     { name: 'Node', jsonPath: '.spec.node', type: 'string' },
@@ -79,7 +66,6 @@ const ASSIGNMENT: KindInfo = {
 
 const DECLARATION: KindInfo = {
   kind: 'Declaration', plural: 'declarations', singular: 'declaration', shortNames: ['decl'], hasStatus: true,
-  schema: declarationSchema,
   columns: [
     { name: 'Generation', jsonPath: '.spec.generation', type: 'integer' },
     { name: 'Applied Generation', jsonPath: '.status.appliedGeneration', type: 'integer' },
@@ -90,7 +76,6 @@ const DECLARATION: KindInfo = {
 
 const ROUTE: KindInfo = {
   kind: 'Route', plural: 'routes', singular: 'route', shortNames: ['rt'], hasStatus: true,
-  schema: routeSchema,
   columns: [
     { name: 'Host', jsonPath: '.spec.host', type: 'string' },
     { name: 'Node', jsonPath: '.spec.node', type: 'string' },
@@ -102,7 +87,6 @@ const ROUTE: KindInfo = {
 
 const CERTIFICATE: KindInfo = {
   kind: 'Certificate', plural: 'certificates', singular: 'certificate', shortNames: ['cert'], hasStatus: true,
-  schema: certificateSchema,
   columns: [
     { name: 'DNS Names', jsonPath: '.spec.dnsNames', type: 'string' },
     { name: 'Not After', jsonPath: '.status.notAfter', type: 'string' },
@@ -116,7 +100,6 @@ const CERTIFICATE: KindInfo = {
 
 const JOIN_TOKEN: KindInfo = {
   kind: 'JoinToken', plural: 'jointokens', singular: 'jointoken', shortNames: ['jt'], hasStatus: true,
-  schema: jointokenSchema,
   columns: [
     { name: 'Expires', jsonPath: '.status.expiresAt', type: 'string' },
     { name: 'Used', jsonPath: '.status.used', type: 'boolean' },
@@ -127,7 +110,6 @@ const JOIN_TOKEN: KindInfo = {
 
 const BACKUP: KindInfo = {
   kind: 'Backup', plural: 'backups', singular: 'backup', shortNames: ['bk'], hasStatus: true,
-  schema: backupSchema,
   columns: [
     { name: 'Bytes', jsonPath: '.status.bytes', type: 'integer' },
     { name: 'Verified', jsonPath: '.status.verified', type: 'boolean' },
@@ -139,7 +121,6 @@ const BACKUP: KindInfo = {
 
 const EVENT: KindInfo = {
   kind: 'Event', plural: 'events', singular: 'event', shortNames: ['ev'], hasStatus: false,
-  schema: eventSchema,
   columns: [
     { name: 'Type', jsonPath: '.type', type: 'string' },
     { name: 'Reason', jsonPath: '.reason', type: 'string' },

@@ -8,6 +8,7 @@ import { API_VERSION } from '../meta/types.ts';
 import type { KindInfo } from './kind-info.ts';
 import { KINDS, kindByKind } from './kinds.ts';
 import { appendField, cause, errorsToCauses, invalidValue } from './validation-causes.ts';
+import { schemaFor } from './schemas.ts';
 import metaSchema from './schemas/meta.schema.json' with { type: 'json' };
 import hostResourceSchema from './schemas/host-resource.schema.json' with { type: 'json' };
 
@@ -36,7 +37,7 @@ function compiler(): Ajv {
 function validatorFor(info: KindInfo): ValidateFunction {
   let v = validators.get(info.kind);
   if (!v) {
-    v = compiler().compile(info.schema);
+    v = compiler().compile(schemaFor(info.kind)!);
     validators.set(info.kind, v);
   }
   return v;

@@ -8,7 +8,7 @@ import { renderObjects } from './output.ts';
 
 const now = Date.parse('2026-01-01T12:00:00Z');
 const kind: KindInfo = {
-  kind: 'Widget', plural: 'widgets', singular: 'widget', shortNames: [], hasStatus: true, schema: {},
+  kind: 'Widget', plural: 'widgets', singular: 'widget', shortNames: [], hasStatus: true,
   columns: [
     { name: 'Site', jsonPath: '.spec.site', type: 'string' },
     { name: 'Ready', jsonPath: '.status.conditions[?(@.type=="Ready")].status', type: 'string' },
