@@ -93,6 +93,8 @@ async function main() {
   const serving = await start('control-plane', 'mesh-control-plane.js',
     ['--data-dir', join(home, 'control-plane'), '--listen', listen], (e) => e.msg === 'Serving');
   const meshconfig = serving.meshconfig;
+  // A restart (Enter) must come back on the same port: the agents keep the URL they were given.
+  children.find((c) => c.name === 'control-plane').args = ['--data-dir', join(home, 'control-plane'), '--listen', listen.replace(/:\d+$/, `:${serving.port}`)];
   for (const node of nodes) mkdirSync(join(home, 'nodes', node, 'root'), { recursive: true });
   await Promise.all(nodes.map((node) => start(node, 'mesh-agent.js', [
     'run', '--state-dir', join(home, 'nodes', node, 'state'), '--root', join(home, 'nodes', node, 'root'),
@@ -108,7 +110,7 @@ async function main() {
   console.log('Point meshctl (and kubectl) at it from another terminal:\n');
   console.log(`export MESHCONFIG=${meshconfig}`);
   console.log(`export PATH=${join(dist, 'bin')}:$PATH\n`);
-  console.log('Then try: meshctl get nodes; tail -f .meshctl/local/nodes/node-a/root/srv/greeter/out.log;');
+  console.log(`Then try: meshctl get nodes; tail -f ${join(home, 'nodes', 'node-a', 'root', 'srv', 'greeter', 'out.log')};`);
   console.log(`kill the control plane (kill -9 ${children[0].child.pid}) and watch the greeter keep writing, then press Enter`);
   console.log('here to start it again. Ctrl-C stops everything.');
   createInterface({ input: process.stdin }).on('line', restartStopped);

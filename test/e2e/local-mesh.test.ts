@@ -1,0 +1,160 @@
+// Issue 3's local mesh (`npm start` = hack/local-mesh.mjs) end to end: the real script over a private build
+// of dist/ (see cli-harness.ts: parallel test files never share a dist/), MESHCTL_HOME in a temp dir.
+// It prints `export MESHCONFIG=…`; meshctl then lists the three nodes; the greeter writes on node-a (and not
+// on node-c); killing the control plane stops no greeter; Enter starts it again and the agents reconnect;
+// SIGTERM stops every process it started.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createClient } from '../../api/client/http-client.ts';
+import { loadMeshconfig } from '../../api/client/meshconfig.ts';
+import type { KubeObject } from '../../api/meta/types.ts';
+import { freePort, killServices, servicePid, waitFor } from '../../agent/testing.ts';
+import { buildCli, type BuiltCli } from './cli-harness.ts';
+import { REPO_ROOT } from '../harness.ts';
+import { cmdline, isRunning, pidsWithTag } from './mesh-helpers.ts';
+
+const NODES = ['node-a', 'node-b', 'node-c'];
+
+/** The pids of live processes whose parent is `ppid`. */
+function childrenOf(ppid: number): number[] {
+  return readdirSync('/proc').filter((n) => /^\d+$/.test(n)).map(Number).filter((pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === ppid && isRunning(pid);
+    } catch {
+      return false;
+    }
+  });
+}
+
+let cli: BuiltCli;
+before(async () => {
+  cli = await buildCli();
+  symlinkSync(join(REPO_ROOT, 'manifests'), join(dirname(dirname(cli.bin)), 'manifests'));
+});
+after(() => cli?.cleanup());
+
+/** A running `node hack/local-mesh.mjs` (torn down by PID at the end of the test, whatever happens). */
+interface LocalMesh {
+  pid: number;
+  home: string;
+  stdout(): string;
+  stderr(): string;
+  /** Both streams, for failure messages. */
+  output(): string;
+  stdin: NodeJS.WritableStream;
+  exited: Promise<number | string | null>;
+  /** A node's agent state dir. */
+  state(node: string): string;
+}
+
+/** Starts the local mesh on `listen` in a fresh MESHCTL_HOME and waits for its `export MESHCONFIG=` line. */
+async function startLocalMesh(t: { after(fn: () => Promise<void>): void }, listen: string): Promise<LocalMesh & { meshconfig: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'meshctl-local-mesh-e2e-'));
+  const home = join(dir, 'home');
+  const env: NodeJS.ProcessEnv = { ...process.env, MESHCTL_HOME: home, MESHCTL_LISTEN: listen };
+  delete env.MESHCONFIG;
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'hack', 'local-mesh.mjs')], { cwd: dirname(dirname(cli.bin)), env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+  const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, sig) => resolve(code ?? sig)));
+  const state = (node: string): string => join(home, 'nodes', node, 'state');
+  t.after(async () => {
+    const ours = [...childrenOf(child.pid!), ...pidsWithTag(home)];
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+    for (const pid of ours) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+    for (const node of NODES) killServices(state(node));
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const output = (): string => `stdout:\n${stdout}\nstderr:\n${stderr}`;
+  const meshconfig = await waitFor(() => /^export MESHCONFIG=(.+)$/m.exec(stdout)?.[1], 35_000, 'the export MESHCONFIG line')
+    .catch((e: Error) => { throw new Error(`${e.message}\n${output()}`); });
+  return { pid: child.pid!, home, stdout: () => stdout, stderr: () => stderr, output, stdin: child.stdin, exited, state, meshconfig };
+}
+
+/** Waits for `re` in a stream of the local mesh, failing with its whole output. */
+async function expectOutput(mesh: LocalMesh, stream: 'stdout' | 'stderr', re: RegExp, timeoutMs: number): Promise<void> {
+  await waitFor(() => re.test(mesh[stream]()), timeoutMs, `${re} on ${stream}`).catch((e: Error) => { throw new Error(`${e.message}\n${mesh.output()}`); });
+}
+
+/** Waits until every Node's status.controlPlaneLastContact (its agent's heartbeat) is at or after `since`. */
+async function heartbeatsSince(meshconfig: string, since: string, t: { after(fn: () => void): void }): Promise<void> {
+  const admin = createClient(loadMeshconfig(meshconfig));
+  t.after(() => admin.close());
+  await waitFor(async () => {
+    const nodes = (await admin.list('nodes')).items as Array<KubeObject & { status?: { controlPlaneLastContact?: string } }>;
+    return nodes.length === 3 && nodes.every((n) => (n.status?.controlPlaneLastContact ?? '') >= since);
+  }, 15_000, 'every agent to heartbeat to the restarted control plane');
+}
+
+test('npm start: a local mesh of three nodes that survives its control plane being killed and stops cleanly', async (t) => {
+  const mesh = await startLocalMesh(t, `127.0.0.1:${await freePort()}`);
+  const { home, meshconfig, state } = mesh;
+  assert.equal(meshconfig, join(home, 'control-plane', 'admin.meshconfig'));
+  const cpPid = Number(/kill -9 (\d+)/.exec(mesh.stdout())?.[1]);
+  assert.match(cmdline(cpPid) ?? '', new RegExp(`mesh-control-plane\\.js --data-dir ${home}/control-plane `), 'the printed pid is the control plane');
+  const names = async (): Promise<string[]> => {
+    const r = await cli.run(['get', 'nodes'], { config: meshconfig });
+    assert.equal(r.code, 0, r.stderr);
+    const [header, ...rows] = r.stdout.trim().split('\n');
+    assert.match(header ?? '', /^NAME\s/);
+    return rows.map((row) => row.split(/\s+/)[0]!).sort();
+  };
+  assert.deepEqual(await names(), NODES, 'exactly the three nodes');
+
+  // The greeter runs on node-a (and node-b), writing to out.log; node-c has none of it.
+  const outLog = join(home, 'nodes', 'node-a', 'root', 'srv', 'greeter', 'out.log');
+  const size = (): number => (existsSync(outLog) ? statSync(outLog).size : 0);
+  const greeters = ['node-a', 'node-b'].map((n) => servicePid(state(n), `greeter-on-${n}/service`)!);
+  assert.ok(greeters.every((p) => p && isRunning(p)), 'a greeter runs on node-a and node-b');
+  const s0 = size();
+  await waitFor(() => size() > s0, 6000, 'out.log to grow');
+  assert.match(readFileSync(outLog, 'utf8'), /^hello from the greeter module, version 1\.0\.0 at \S+Z$/m);
+  assert.deepEqual(readdirSync(join(home, 'nodes', 'node-c', 'root')), [], 'node-c has no greeter');
+  assert.equal(servicePid(state('node-c'), 'greeter-on-node-c/service'), undefined);
+
+  // Kill the control plane: the greeter keeps writing; meshctl says the API is unreachable.
+  process.kill(cpPid, 'SIGKILL');
+  await expectOutput(mesh, 'stderr', /control-plane stopped \(SIGKILL\)/, 5000);
+  const s1 = size();
+  await waitFor(() => size() > s1, 6000, 'out.log to keep growing without the control plane');
+  assert.deepEqual(greeters.map(isRunning), [true, true]);
+  const down = await cli.run(['get', 'nodes'], { config: meshconfig });
+  assert.notEqual(down.code, 0);
+  assert.match(down.stderr, /unreachable/);
+
+  // Enter starts it again: meshctl works, and the agents find it on their own and report.
+  const back = new Date().toISOString();
+  mesh.stdin.write('\n');
+  await expectOutput(mesh, 'stdout', /control-plane started again\./, 20_000);
+  assert.deepEqual(await names(), NODES, 'meshctl get nodes works again');
+  await heartbeatsSince(meshconfig, back, t);
+
+  // SIGTERM: exit 0, and every process it started is gone (agents stop their services: --stop-services-on-exit).
+  const started = childrenOf(mesh.pid);
+  assert.equal(started.length, 4, `the control plane and three agents run under it: ${started.map(cmdline).join('\n')}`);
+  process.kill(mesh.pid, 'SIGTERM');
+  assert.equal(await mesh.exited, 0, mesh.output());
+  await waitFor(() => [...started, ...greeters].every((p) => !isRunning(p)), 10_000, 'every child and greeter to be gone');
+  assert.deepEqual(pidsWithTag(home), [], 'nothing of this mesh runs any more');
+});
+
+// FAILS until hack/local-mesh.mjs restarts the control plane on the port it first got: with MESHCTL_LISTEN
+// port 0, Enter starts it on a new free port (admin.meshconfig is rewritten, so meshctl works), but each agent
+// keeps the server URL it stored at its first start and never reaches the control plane again.
+test('npm start with MESHCTL_LISTEN port 0: after Enter restarts the control plane, the agents reach it again', async (t) => {
+  const mesh = await startLocalMesh(t, '127.0.0.1:0');
+  process.kill(Number(/kill -9 (\d+)/.exec(mesh.stdout())?.[1]), 'SIGKILL');
+  await expectOutput(mesh, 'stderr', /control-plane stopped \(SIGKILL\)/, 5000);
+  const back = new Date().toISOString();
+  mesh.stdin.write('\n');
+  await expectOutput(mesh, 'stdout', /control-plane started again\./, 20_000);
+  await heartbeatsSince(mesh.meshconfig, back, t);
+});
