@@ -1,7 +1,7 @@
 /**
  * The in-process agent (`mesh-agent run` wraps one; a benchmark may run fifty in one process): its
  * own store, one process supervisor for its whole life, the engine, the reconcile loop, the link to
- * the control plane and the metrics endpoint.
+ * the control plane, the shipper of service logs (logs/) and the metrics endpoint.
  *
  * `start()` opens the store (refusing a damaged one), reconciles AT ONCE from the declaration stored
  * there — whether or not the control plane answers — and only then connects. A new generation seen on
@@ -19,6 +19,8 @@ import { createDriverRegistry } from './drivers/registry.ts';
 import { createEngine } from './engine/reconciler.ts';
 import type { Logger, Resource } from './engine/types.ts';
 import { resolveIdentity } from './identity.ts';
+import { readAgentBootstrap } from '../api/client/agent-bootstrap.ts';
+import { importBootstrap, withBootstrap } from './bootstrap.ts';
 import { createJsonLogger } from '../api/meta/logger.ts';
 import { createAgentMetrics, serveMetrics, type MetricsServer } from './metrics.ts';
 import { createReconcileLoop, type ReconcileLoop } from './reconcile-loop.ts';
@@ -26,6 +28,8 @@ import { createRunEffects, type RunEffects } from './run-effects.ts';
 import { openAgentStore, type AgentStore } from './store/agent-store.ts';
 import { createReachability, type Reachability } from './sync/reachability.ts';
 import { createSync, type Sync } from './sync/sync.ts';
+import { openAgentLogs, withLogMetrics } from './logs/agent-logs.ts';
+import type { LogShipper } from './logs/shipper.ts';
 import { writeAgentInfo } from './agent-info.ts';
 
 /** The agent's version, reported in Node.status.agentVersion. */
@@ -57,6 +61,8 @@ export interface AgentOptions {
   reconnect?: { initialMs?: number; maxMs?: number };
   /** Events kept for the control plane at most (default 200). */
   outboxLimit?: number;
+  /** Bytes of service log lines buffered on disk for the control plane at most (default 16 MiB). */
+  logBufferBytes?: number;
 }
 
 /** What a started agent reports. */
@@ -93,6 +99,7 @@ interface Parts {
   loop: ReconcileLoop;
   client: HttpClient;
   sync: Sync;
+  logs: LogShipper;
   server?: MetricsServer;
 }
 
@@ -130,13 +137,16 @@ export function createAgent(opts: AgentOptions): Agent {
       ...info, stateDir: opts.stateDir, generation: received?.spec.generation, unreachableSince: p.reach.unreachableSince(),
     });
     p.sync.start();
+    p.logs.start();
     p.loop.start();
     return info;
   }
 
   async function assemble(store: AgentStore): Promise<Parts> {
-    const { identity, changed } = resolveIdentity(store.identity(), opts, opts.stateDir);
+    const boot = readAgentBootstrap(opts.stateDir);
+    const { identity, changed } = resolveIdentity(store.identity(), withBootstrap(opts, boot), opts.stateDir);
     if (changed) await store.saveIdentity(identity);
+    if (boot) await importBootstrap({ store, stateDir: opts.stateDir, boot, logger });
     const node = identity.nodeName;
     const log = withNode(logger, node);
     const supervisor = createProcessSupervisor({ stateDir: opts.stateDir, logger: log, ...opts.supervisor });
@@ -147,11 +157,11 @@ export function createAgent(opts: AgentOptions): Agent {
       saveInventory: (_all, change) => store.applyInventoryChange(change),
     });
     const reach = createReachability({ store, logger: log, node, server: identity.server });
-    const metrics = createAgentMetrics({
+    const metrics = withLogMetrics(() => logs, createAgentMetrics({
       node, version: AGENT_VERSION, unreachableSeconds: () => reach.unreachableSeconds(),
       generations: () => ({ received: store.declaration()?.object.spec.generation, applied: effects.appliedGeneration() }),
       outboxItems: () => store.outbox().length,
-    });
+    }));
     const effects = createRunEffects({
       node, store, metrics, logger: log,
       afterRun: (queued) => {
@@ -172,9 +182,12 @@ export function createAgent(opts: AgentOptions): Agent {
       state: { declaration: () => store.declaration()?.object, run: () => effects.lastRun(), appliedGeneration: () => effects.appliedGeneration() },
       onDeclaration: (obj) => receive({ store, node, logger: log, obj, report: () => sync.reporter.reportDeclaration(), loop }),
     });
+    const logs = await openAgentLogs({
+      stateDir: opts.stateDir, node, identity, store, reach, logger: log, bufferBytes: opts.logBufferBytes, flushOutbox: () => void sync.reporter.flushOutbox(),
+    });
     const listen = opts.metricsListen ?? '127.0.0.1:0';
     const server = listen === false ? undefined : await serveMetrics({ listen, metrics, health: state });
-    return { store, node, supervisor, reach, effects, loop, client, sync, server };
+    return { store, node, supervisor, reach, effects, loop, client, sync, logs, server };
   }
 
   async function stop(): Promise<void> {
@@ -184,6 +197,7 @@ export function createAgent(opts: AgentOptions): Agent {
       p.reach.close();
       p.client.close();
       await p.sync.stop();
+      await p.logs.stop();
       await p.loop.stop();
       if (opts.stopServicesOnExit) await p.supervisor.stopAll();
       p.supervisor.close();

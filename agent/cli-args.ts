@@ -6,9 +6,11 @@ import { parseArgs } from 'node:util';
 import { loadMeshconfig } from '../api/client/meshconfig.ts';
 import type { AgentOptions } from './agent.ts';
 import { parseListen } from './metrics.ts';
+import { parseByteSize } from './logs/byte-size.ts';
 
 /** The help text. */
 export const USAGE = `Usage: mesh-agent run --state-dir DIR [flags]
+       mesh-agent join --server URL --token TOKEN --ca-hash sha256:HEX [flags]   (see mesh-agent join --help)
 
 Runs the node agent: keeps this machine in the state its Declaration says, from its own store,
 whether or not the control plane answers.
@@ -23,6 +25,8 @@ Flags:
   --heartbeat-interval DUR    write the Node status this often (default 10s)
   --metrics-listen HOST:PORT  serve /metrics and /healthz there (default 127.0.0.1:0, a free port)
   --stop-services-on-exit     stop the supervised services on SIGTERM/SIGINT (default: leave them running)
+  --log-buffer-size SIZE      service log lines kept on disk while the control plane is unreachable, at most;
+                              the oldest are dropped first (default 16Mi; sizes: 512Ki, 16Mi, 1Gi)
   -h, --help                  show this help
 
 Durations: 500ms, 5s, 1m, 1h.
@@ -49,6 +53,7 @@ export function parseCommandLine(argv: string[]): AgentOptions | 'help' {
         'state-dir': { type: 'string' }, name: { type: 'string' }, config: { type: 'string' }, root: { type: 'string' },
         site: { type: 'string' }, 'reconcile-interval': { type: 'string' }, 'heartbeat-interval': { type: 'string' },
         'metrics-listen': { type: 'string' }, 'stop-services-on-exit': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+        'log-buffer-size': { type: 'string' },
       },
     });
   } catch (e) {
@@ -57,11 +62,15 @@ export function parseCommandLine(argv: string[]): AgentOptions | 'help' {
   const { values: v, positionals } = parsed;
   if (v.help) return 'help';
   if (positionals.length !== 1 || positionals[0] !== 'run') {
-    throw new UsageError(positionals.length === 0 ? 'missing command: mesh-agent run …' : `unknown command "${positionals.join(' ')}" (the only command is "run")`);
+    throw new UsageError(positionals.length === 0 ? 'missing command: mesh-agent run …' : `unknown command "${positionals.join(' ')}" (the commands are "run" and "join")`);
   }
   if (!v['state-dir']) throw new UsageError('--state-dir is required');
   if (v['metrics-listen'] !== undefined) {
     try { parseListen(v['metrics-listen']); } catch (e) { throw new UsageError(`--metrics-listen: ${(e as Error).message}`); }
+  }
+  let logBufferBytes;
+  if (v['log-buffer-size'] !== undefined) {
+    try { logBufferBytes = parseByteSize('log-buffer-size', v['log-buffer-size']); } catch (e) { throw new UsageError((e as Error).message); }
   }
   let connection;
   if (v.config !== undefined) {
@@ -77,5 +86,6 @@ export function parseCommandLine(argv: string[]): AgentOptions | 'help' {
     heartbeatIntervalMs: parseDuration('heartbeat-interval', v['heartbeat-interval'] ?? '10s'),
     metricsListen: v['metrics-listen'] ?? '127.0.0.1:0',
     stopServicesOnExit: v['stop-services-on-exit'] ?? false,
+    ...(logBufferBytes !== undefined ? { logBufferBytes } : {}),
   };
 }

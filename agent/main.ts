@@ -2,13 +2,21 @@
  * `mesh-agent`: the node agent process. `mesh-agent run` wraps one in-process agent (agent.ts): it
  * logs one JSON line per event on stderr, `{"msg":"Started agent","metrics":…}` when ready; SIGTERM or
  * SIGINT stops it cleanly (services keep running unless --stop-services-on-exit) and exits 0.
- * Exit codes: 0 clean stop, 1 failed to start or run (e.g. a damaged store), 2 bad usage.
+ * `mesh-agent join …` joins a mesh with a token first (join-command.ts), then runs the same way.
+ * Exit codes: 0 clean stop, 1 failed to start or run (e.g. a damaged store) or to join, 2 bad usage.
  */
 import { createAgent, type AgentOptions } from './agent.ts';
 import { parseCommandLine, USAGE } from './cli-args.ts';
-import { createJsonLogger } from '../api/meta/logger.ts';
+import { joinCommand } from './join-command.ts';
+import { createJsonLogger, type Logger } from '../api/meta/logger.ts';
 
 async function main(argv: string[]): Promise<void> {
+  if (argv[0] === 'join') {
+    const logger = createJsonLogger();
+    const code = await joinCommand(argv.slice(1), { logger, runAgent: (opts) => runAgent(opts, logger) });
+    if (code !== 0) process.exit(code);
+    return;
+  }
   let opts: AgentOptions | 'help';
   try {
     opts = parseCommandLine(argv);
@@ -17,7 +25,11 @@ async function main(argv: string[]): Promise<void> {
     process.exit(2);
   }
   if (opts === 'help') { process.stdout.write(USAGE); return; }
-  const logger = createJsonLogger();
+  await runAgent(opts, createJsonLogger());
+}
+
+/** Starts the agent and stops it cleanly on SIGTERM/SIGINT (exits 1 when it cannot start). */
+async function runAgent(opts: AgentOptions, logger: Logger): Promise<void> {
   const agent = createAgent({ ...opts, logger });
   try {
     await agent.start();

@@ -32,6 +32,14 @@ export class CliError extends Error {
   }
 }
 
+/**
+ * Whether `e` is an error of the named class. By name, not instanceof: a command built as its own bundle
+ * (`meshctl init`, see hack/build.mjs) throws its own copies of these classes.
+ */
+function isNamed(e: unknown, name: 'ApiError' | 'UsageError' | 'CliError'): boolean {
+  return e instanceof Error && e.name === name;
+}
+
 /** Drops the API group from server messages (`nodes.meshctl.dev "a"` → `nodes "a"`), as kubectl shows built-in kinds. */
 export function shortenGroup(message: string): string {
   return message.replace(/\b([a-z0-9-]+)\.meshctl\.dev\b/g, '$1');
@@ -40,16 +48,17 @@ export function shortenGroup(message: string): string {
 /** The one-line (or, for Invalid, multi-line) kubectl-style text of an error. */
 export function formatError(e: unknown, context = ''): string {
   const ctx = context ? `${context}: ` : '';
-  if (e instanceof ApiError) {
-    if (e.details?.causes?.[0]?.reason === 'Unreachable') return `error: ${ctx}${e.message}`;
-    const causes = e.reason === 'Invalid' ? e.details?.causes ?? [] : [];
+  if (isNamed(e, 'ApiError')) {
+    const api = e as ApiError;
+    if (api.details?.causes?.[0]?.reason === 'Unreachable') return `error: ${ctx}${api.message}`;
+    const causes = api.reason === 'Invalid' ? api.details?.causes ?? [] : [];
     if (causes.length) {
-      const head = shortenGroup(e.message.replace(/ is invalid:.*$/s, ' is invalid:'));
+      const head = shortenGroup(api.message.replace(/ is invalid:.*$/s, ' is invalid:'));
       return `Error from server (Invalid): ${ctx}${head}\n${causes.map((c) => `  * ${c.field ? `${c.field}: ` : ''}${c.message}`).join('\n')}`;
     }
-    return `Error from server (${e.reason}): ${ctx}${shortenGroup(e.message)}`;
+    return `Error from server (${api.reason}): ${ctx}${shortenGroup(api.message)}`;
   }
-  if (e instanceof UsageError || e instanceof CliError) return `error: ${ctx}${e.message}`;
+  if (isNamed(e, 'UsageError') || isNamed(e, 'CliError')) return `error: ${ctx}${(e as Error).message}`;
   const err = e as Error;
   return `error: ${ctx}${err?.message ?? String(e)}`;
 }
@@ -62,11 +71,12 @@ export function debugEnabled(): boolean {
 /** Prints an error to stderr (with the stack when debugging) and returns its exit code. */
 export function reportError(e: unknown, command?: string): number {
   process.stderr.write(formatError(e) + '\n');
-  if (e instanceof UsageError) {
+  const usage = isNamed(e, 'UsageError');
+  if (usage) {
     process.stderr.write(`See 'meshctl ${command ? `${command} ` : ''}--help' for usage.\n`);
   }
-  const known = e instanceof ApiError || e instanceof UsageError || e instanceof CliError;
+  const known = usage || isNamed(e, 'ApiError') || isNamed(e, 'CliError');
   if (debugEnabled() && e instanceof Error && e.stack) process.stderr.write(e.stack + '\n');
   else if (!known) process.stderr.write('(set MESHCTL_DEBUG=1 to see where this happened)\n');
-  return e instanceof UsageError ? EXIT_USAGE : EXIT_FAILED;
+  return usage ? EXIT_USAGE : EXIT_FAILED;
 }

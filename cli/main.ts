@@ -15,13 +15,16 @@ interface CommandEntry {
 
 /** Every command, in the order `meshctl --help` lists them. Later issues add `status`, `token`, `backup`, `logs` here. */
 const COMMANDS: Record<string, CommandEntry> = {
+  init: { summary: 'Make this machine the control-plane node of a new mesh (run once, before the control plane)', load: () => import('./init.ts') },
   get: { summary: 'Display one or many resources', load: () => import('./get.ts') },
   describe: { summary: 'Show details of a resource, its conditions and recent events', load: () => import('./describe.ts') },
   apply: { summary: 'Create or update resources from manifest files', load: () => import('./apply.ts') },
   delete: { summary: 'Delete resources by name or from manifest files', load: () => import('./delete.ts') },
   diff: { summary: 'Show what apply would change', load: () => import('./diff.ts') },
+  logs: { summary: 'Print the log of a service on a node (-f to follow)', load: () => import('./logs.ts') },
   'api-resources': { summary: 'List the resource types the API serves', load: () => import('./api-resources.ts') },
   version: { summary: 'Print the client and server versions', load: () => import('./version.ts') },
+  token: { summary: 'Create, list and delete join tokens (lets a machine join the mesh)', load: () => import('./token.ts') },
 };
 
 /** The top-level `--help` text. */

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Assignment, Declaration, ResourceResult } from '../api/v1alpha1/generated/index.ts';
 import { appliedVerdict, assignmentStatus, setCondition, statusDiffers } from './assignment-status.ts';
-import type { OwnerOutcome } from './declaration-render.ts';
+import type { OwnerOutcome } from '../api/v1alpha1/render-declaration.ts';
 
 const assignment: Assignment = {
   apiVersion: 'meshctl.dev/v1alpha1', kind: 'Assignment', metadata: { name: 'web-a', generation: 3 }, spec: { module: 'web', node: 'a' },

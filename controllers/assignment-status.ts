@@ -12,7 +12,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Condition } from '../api/meta/types.ts';
 import type { Assignment, AssignmentStatus, Declaration, ResourceResult } from '../api/v1alpha1/generated/index.ts';
-import type { OwnerOutcome } from './declaration-render.ts';
+import type { OwnerOutcome } from '../api/v1alpha1/render-declaration.ts';
 
 /** The condition type this controller owns on Assignments. */
 export const APPLIED = 'Applied';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { KubeObject } from '../api/meta/types.ts';
 import type { Assignment } from '../api/v1alpha1/generated/index.ts';
 import { nodesOfAssignment, nodesOfModule } from './declaration-controller.ts';
-import { OWNERS_ANNOTATION } from './declaration-render.ts';
+import { OWNERS_ANNOTATION } from '../api/v1alpha1/render-declaration.ts';
 
 // The reconcile itself runs against the real server in test/e2e/declaration-controller.test.ts; these are
 // the pure key mappings from changed objects to the nodes to re-render.

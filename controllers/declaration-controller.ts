@@ -1,6 +1,6 @@
 /**
  * The Declaration controller: keeps, for every Node, a Declaration named after it holding the ordered
- * resources of the modules assigned to it (rendering: declaration-render.ts), and reports back on each
+ * resources of the modules assigned to it (rendering: api/v1alpha1/render-declaration.ts), and reports back on each
  * Assignment whether its node applied them (assignment-status.ts).
  *
  * The key is a node name. Nodes and Declarations map to their own name; an Assignment to its node and to
@@ -13,7 +13,7 @@ import type { Client } from '../api/client/types.ts';
 import type { KubeObject } from '../api/meta/types.ts';
 import type { Assignment, Declaration, Module, Node } from '../api/v1alpha1/generated/index.ts';
 import { assignmentStatus, statusDiffers } from './assignment-status.ts';
-import { assignmentsOf, declarationToWrite, readOwnerRecords, renderDeclaration, type Rendering } from './declaration-render.ts';
+import { assignmentsOf, declarationToWrite, readOwnerRecords, renderDeclaration, type Rendering } from '../api/v1alpha1/render-declaration.ts';
 import { realClock, type Clock } from './runtime/clock.ts';
 import { createController, type Controller, type Reconciler } from './runtime/controller.ts';
 import type { Informer } from './runtime/informer.ts';

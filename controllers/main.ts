@@ -3,10 +3,11 @@
  * credential (first-start.ts), serves the API, writes `DIR/admin.meshconfig`, and shuts down cleanly on
  * SIGTERM/SIGINT. Logs one JSON line per event on stderr; `{"msg":"Serving","url":…}` means ready.
  */
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createApp } from '../api/server/app.ts';
-import { bearerAuthenticator } from '../api/server/auth.ts';
+import { meshAccess } from '../api/server/mesh-access.ts';
 import { ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/first-start.ts';
 import { listen } from '../api/server/listen.ts';
 import { isLoopback, serverUrl } from '../api/server/serving-names.ts';
@@ -14,21 +15,28 @@ import { openStore } from '../api/store/index.ts';
 import { createClient } from '../api/client/http-client.ts';
 import { loadMeshconfig } from '../api/client/meshconfig.ts';
 import { createDeclarationController } from './declaration-controller.ts';
+import { checkControlPlaneNode } from './control-plane-node.ts';
+import { createNodeController } from './node-controller.ts';
 import { createManager } from './runtime/manager.ts';
 import { createJsonLogger } from '../api/meta/logger.ts';
 
-const USAGE = `Usage: mesh-control-plane [--data-dir DIR] [--listen HOST:PORT] [--insecure-http]
+const USAGE = `Usage: mesh-control-plane [--data-dir DIR] [--listen HOST:PORT] [--node NAME] [--san NAME]... [--restore] [--insecure-http]
 
 Runs the meshctl control plane: the API server and its store.
 
-  --data-dir DIR      where the store, PKI and admin.meshconfig live (default ./.meshctl/control-plane)
+  --data-dir DIR      where the store, PKI, admin.meshconfig and service logs (logs/) live (default ./.meshctl/control-plane)
   --listen HOST:PORT  address to serve on (default 127.0.0.1:6443; port 0 picks a free port)
+  --node NAME         the node this runs on (default: the host name); it refuses a store that declares
+                      another control-plane node (meshctl init declares it)
+  --san NAME          one more DNS name or IP address for the serving certificate (repeatable)
+  --restore           serve a store that declares another node anyway: an explicit restore onto this
+                      node, which then declares this node (and logs it)
   --insecure-http     serve plain HTTP instead of HTTPS (loopback addresses only; for development)
   -h, --help          show this help
 `;
 
 /** The parsed command line. */
-interface Flags { dataDir: string; host: string; port: number; insecureHttp: boolean }
+interface Flags { dataDir: string; host: string; port: number; insecureHttp: boolean; node: string; sans: string[]; restore: boolean }
 
 class UsageError extends Error {}
 
@@ -39,6 +47,7 @@ function parseFlags(argv: string[]): Flags | 'help' {
       args: argv, allowPositionals: false, strict: true,
       options: {
         'data-dir': { type: 'string' }, listen: { type: 'string' }, 'insecure-http': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+        node: { type: 'string' }, san: { type: 'string', multiple: true }, restore: { type: 'boolean' },
       },
     }));
   } catch (e) {
@@ -53,14 +62,20 @@ function parseFlags(argv: string[]): Flags | 'help' {
   if (insecureHttp && !isLoopback(host)) {
     throw new UsageError(`--insecure-http serves plain HTTP and is allowed only on a loopback address (127.0.0.0/8, ::1, localhost), not "${host}"`);
   }
-  return { dataDir: values['data-dir'] ?? join('.meshctl', 'control-plane'), host, port, insecureHttp };
+  return {
+    dataDir: values['data-dir'] ?? join('.meshctl', 'control-plane'), host, port, insecureHttp,
+    node: values.node ?? hostname().toLowerCase(), sans: values.san ?? [], restore: values.restore ?? false,
+  };
 }
 
 async function run(flags: Flags): Promise<void> {
   const logger = createJsonLogger();
   const store = await openStore({ dir: join(flags.dataDir, 'store'), logger: (line) => logger.info(String((line as { msg?: unknown }).msg ?? 'Store'), { ...line, component: 'store' }) });
-  const files = await ensureControlPlaneFiles({ dataDir: flags.dataDir, listenHost: flags.host, logger });
-  const app = createApp({ store, authenticate: bearerAuthenticator({ adminTokenSha256: files.adminTokenSha256 }), logger });
+  await checkControlPlaneNode({ store, node: flags.node, restore: flags.restore, logger }).catch(async (e: unknown) => { await store.close(); throw e; });
+  const files = await ensureControlPlaneFiles({ dataDir: flags.dataDir, listenHost: flags.host, extraSans: flags.sans, logger });
+  // The admin token, node credentials issued at join, the Node authorizer, /cluster-info and /join.
+  const access = meshAccess({ store, adminTokenSha256: files.adminTokenSha256, caPem: files.ca.certPem, logger });
+  const app = createApp({ store, ...access, logsDir: join(flags.dataDir, 'logs'), logger });
   const tls = flags.insecureHttp ? undefined : { cert: files.serving.certPem, key: files.serving.keyPem };
   const server = await listen({ app, host: flags.host, port: flags.port, ...(tls ? { tls } : {}) });
   const url = serverUrl(flags.host, server.port, flags.insecureHttp);
@@ -69,6 +84,7 @@ async function run(flags: Flags): Promise<void> {
   const client = createClient(loadMeshconfig(files.meshconfigPath));
   const manager = createManager({ client, logger });
   manager.add(createDeclarationController({ manager }));
+  manager.add(createNodeController({ manager }));
   void manager.start();
   logger.info('Serving', { url, port: server.port, meshconfig: files.meshconfigPath, dataDir: flags.dataDir });
   let stopping = false;

@@ -16,6 +16,7 @@ import { createApp, type App } from '../api/server/app.ts';
 import { bearerAuthenticator, hashToken, type Authorizer, type Identity } from '../api/server/auth.ts';
 import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/first-start.ts';
 import { listen } from '../api/server/listen.ts';
+import { meshAccess } from '../api/server/mesh-access.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import { openStore, type FileStore, type OpenStoreOptions } from '../api/store/index.ts';
 
@@ -35,6 +36,12 @@ export interface StartServerOptions {
   /** Extra bearer tokens and who they are (e.g. `{ 'tok-a': { kind: 'node', name: 'a' } }`). */
   tokens?: Record<string, Identity>;
   authorize?: Authorizer;
+  /**
+   * Serve the mesh's access rules as the control plane does (api/server/mesh-access.ts): node credentials
+   * issued by `POST /join`, the Node authorizer, NodeRestriction, `/cluster-info` and JoinToken creation.
+   * `tokens` still work; `authorize` still wins.
+   */
+  meshAccess?: boolean;
   logger?: Logger;
 }
 
@@ -59,9 +66,13 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
   const files = await ensureControlPlaneFiles({ dataDir, listenHost: '127.0.0.1' });
   const store = await openStore({ dir: controlPlanePaths(dataDir).store, ...opts.store });
   const extra = new Map(Object.entries(opts.tokens ?? {}).map(([t, id]) => [hashToken(t), id]));
+  const access = opts.meshAccess ? meshAccess({ store, adminTokenSha256: files.adminTokenSha256, caPem: files.ca.certPem }) : undefined;
+  const byTokens = bearerAuthenticator({ adminTokenSha256: files.adminTokenSha256, resolve: (h) => extra.get(h) });
   const app = createApp({
     store,
-    authenticate: bearerAuthenticator({ adminTokenSha256: files.adminTokenSha256, resolve: (h) => extra.get(h) }),
+    logsDir: join(dataDir, 'logs'),
+    ...(access ?? {}),
+    authenticate: access ? (req) => access.authenticate(req) ?? byTokens(req) : byTokens,
     ...(opts.authorize ? { authorize: opts.authorize } : {}),
     ...(opts.watchHeartbeatMs ? { watchHeartbeatMs: opts.watchHeartbeatMs } : {}),
     ...(opts.maxBodyBytes ? { maxBodyBytes: opts.maxBodyBytes } : {}),

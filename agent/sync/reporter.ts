@@ -98,14 +98,14 @@ export function createReporter(opts: ReporterOptions): Reporter {
     if (created) logger.info('Created Node', { node, site: opts.site });
   }
 
+  // The heartbeat: a new controlPlaneLastContact on every call is what the control plane's Node controller
+  // notices. lastSeen and declaration.desiredGeneration are the control plane's to write (its clock, its
+  // Declaration), so the agent writes neither.
   async function heartbeat(): Promise<void> {
-    const decl = opts.state.declaration();
     const now = new Date().toISOString();
-    const declaration = {
-      ...(decl ? { desiredGeneration: decl.spec.generation } : {}),
-      ...(opts.state.appliedGeneration() !== undefined ? { appliedGeneration: opts.state.appliedGeneration() } : {}),
-    };
-    const status = { lastSeen: now, controlPlaneLastContact: now, agentVersion: opts.agentVersion, declaration };
+    const applied = opts.state.appliedGeneration();
+    const declaration = applied !== undefined ? { appliedGeneration: applied } : {};
+    const status = { controlPlaneLastContact: now, agentVersion: opts.agentVersion, declaration };
     const send = (): Promise<unknown> => client.patch('nodes', node, { status }, { subresource: 'status' });
     let missing = false;
     const sent = await call('write Node heartbeat', send, (e) => (missing = isCode(e, 404)));

@@ -2,7 +2,7 @@
  * Admission of writes: the body must be an object of the URL's kind (400 otherwise), carry the URL's name
  * (400) and pass validation, singleton names included (422 Invalid with field causes).
  * Status separation happens here too: the main resource keeps the stored status, `/status` keeps
- * everything but the status.
+ * everything but the status. No second assignment of a role module (admission-roles.ts).
  */
 import { randomInt } from 'node:crypto';
 import { ApiError } from '../meta/api-error.ts';
@@ -10,6 +10,8 @@ import type { KubeObject, ObjectMeta } from '../meta/types.ts';
 import { API_VERSION } from '../meta/types.ts';
 import type { KindInfo } from '../v1alpha1/kind-info.ts';
 import { validateObject } from '../v1alpha1/validate.ts';
+import type { Store } from '../store/types.ts';
+import { checkRoleAssignment } from './admission-roles.ts';
 
 /** Checks apiVersion, kind and the shape of metadata; returns the body typed as an object. */
 export function checkTypeMeta(info: KindInfo, body: Record<string, unknown>): KubeObject {
@@ -40,7 +42,7 @@ export function validate(info: KindInfo, obj: KubeObject): void {
 }
 
 /** Prepares a create: names the object (generateName too), drops a status the kind keeps in `/status`, validates. */
-export function admitCreate(info: KindInfo, body: Record<string, unknown>): KubeObject {
+export function admitCreate(info: KindInfo, body: Record<string, unknown>, store: Pick<Store, 'list'>): KubeObject {
   const obj = checkTypeMeta(info, body);
   const meta: ObjectMeta = obj.metadata;
   if (!meta.name && typeof meta.generateName === 'string' && meta.generateName) meta.name = meta.generateName + randomSuffix();
@@ -49,6 +51,7 @@ export function admitCreate(info: KindInfo, body: Record<string, unknown>): Kube
   }
   if (info.hasStatus) delete obj.status;
   validate(info, obj);
+  checkRoleAssignment(obj, store);
   return obj;
 }
 
@@ -57,7 +60,7 @@ export function admitCreate(info: KindInfo, body: Record<string, unknown>): Kube
  * Main: the body with the stored status. Status: the stored object with the body's status.
  * The body's metadata.resourceVersion is kept as the precondition either way.
  */
-export function admitUpdate(info: KindInfo, body: KubeObject, stored: KubeObject, subresource: 'status' | undefined): KubeObject {
+export function admitUpdate(info: KindInfo, body: KubeObject, stored: KubeObject, subresource: 'status' | undefined, store: Pick<Store, 'list'>): KubeObject {
   const rv = body.metadata.resourceVersion;
   let obj: KubeObject;
   if (subresource === 'status') {
@@ -72,6 +75,7 @@ export function admitUpdate(info: KindInfo, body: KubeObject, stored: KubeObject
   if (rv === undefined) delete obj.metadata.resourceVersion;
   else obj.metadata.resourceVersion = rv;
   validate(info, obj);
+  if (subresource !== 'status') checkRoleAssignment(obj, store);
   return obj;
 }
 

@@ -1,15 +1,18 @@
 /**
  * The API server as a request handler, separate from listen(): routing, authentication and authorization,
- * then discovery, health or the resource handlers. Every failure is answered with a `Status`; nothing a
+ * then discovery, health, the join endpoints or the resource handlers. Every failure is answered with a `Status`; nothing a
  * request does can throw out of the handler.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../meta/api-error.ts';
 import type { Store } from '../store/types.ts';
-import type { Authenticator, Authorizer } from './auth.ts';
+import type { Authenticator, Authorizer, Identity } from './auth.ts';
 import { adminOnly, unauthorized } from './auth.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './body.ts';
 import { discoveryDocument } from './discovery.ts';
+import { LogFiles } from './log-files.ts';
+import { serveLogs } from './logs.ts';
+import type { JoinEndpoints } from './mesh-access.ts';
 import type { Logger } from '../../api/meta/logger.ts';
 import { silentLogger } from '../../api/meta/logger.ts';
 import { serveResource } from './resource-router.ts';
@@ -24,6 +27,12 @@ export interface AppOptions {
   authenticate: Authenticator;
   /** Decides what an identity may do (default: the admin may do everything, nobody else anything). */
   authorize?: Authorizer;
+  /** The store view a request of `identity` works on (NodeRestriction for nodes; default the store itself). */
+  storeFor?: (identity: Identity, store: Store) => Store;
+  /** `/cluster-info`, `/join` and JoinToken creation (mesh-access.ts); absent: not served. */
+  join?: JoinEndpoints;
+  /** Where nodes' service logs are kept (the control plane's `DIR/logs`); absent: `nodes/<node>/logs` is a 404. */
+  logsDir?: string;
   /** Request body limit in bytes (default 3 MiB); larger bodies get 413. */
   maxBodyBytes?: number;
   /** Interval of watch heartbeats and bookmarks in ms (default 15 000). */
@@ -51,6 +60,9 @@ export function createApp(opts: AppOptions): App {
     heartbeatMs: opts.watchHeartbeatMs ?? 15_000,
     logger: opts.logger ?? silentLogger,
     watches: new WatchRegistry(),
+    storeFor: opts.storeFor,
+    join: opts.join,
+    logs: opts.logsDir ? new LogFiles({ dir: opts.logsDir }) : undefined,
   };
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const where = { method: req.method, path: req.url?.split('?')[0]?.slice(0, 200) };
@@ -65,7 +77,8 @@ export function createApp(opts: AppOptions): App {
 }
 
 /** The configuration the dispatcher and resource router share. */
-export type AppConfig = Required<Omit<AppOptions, 'watchHeartbeatMs'>> & { heartbeatMs: number; watches: WatchRegistry };
+export type AppConfig = Required<Omit<AppOptions, 'watchHeartbeatMs' | 'storeFor' | 'join' | 'logsDir'>> & Pick<AppOptions, 'storeFor' | 'join'>
+  & { heartbeatMs: number; watches: WatchRegistry; logs?: LogFiles };
 
 function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Promise<void> | undefined {
   const url = parseUrl(req.url);
@@ -76,9 +89,11 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
     sendText(res, 200, 'ok');
     return undefined;
   }
+  if (route?.type === 'join' && cfg.join) return serveJoin(cfg.join, route.endpoint, req, res, method);
   const identity = cfg.authenticate(req);
   if (!identity) throw unauthorized();
-  if (!route) throw notFoundPath();
+  if (!route || route.type === 'join') throw notFoundPath();
+  if (route.type === 'logs') return serveLogs(cfg, { req, res, url, method, identity, node: route.node });
   if (route.type === 'discovery') {
     requireMethod(res, method, ['GET', 'HEAD']);
     const refused = cfg.authorize(identity, { verb: 'get', path: url.pathname });
@@ -86,7 +101,30 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
     sendJson(res, 200, discoveryDocument(route.doc));
     return undefined;
   }
-  return serveResource(cfg, { req, res, url, method, identity, route });
+  if (cfg.join && route.plural === 'jointokens' && route.name === undefined && !route.watchPath && method === 'POST') {
+    const refused = cfg.authorize(identity, { verb: 'create', plural: 'jointokens', path: url.pathname });
+    if (refused) throw refused;
+    return cfg.join.createToken({ req, res, query: url.searchParams, store: cfg.store, maxBodyBytes: cfg.maxBodyBytes, logger: cfg.logger });
+  }
+  return serveResource(forRequest(cfg, identity, url), { req, res, url, method, identity, route });
+}
+
+/** Serves the anonymous join endpoints: `GET /cluster-info`, `POST /join`. */
+function serveJoin(join: JoinEndpoints, endpoint: 'cluster-info' | 'join', req: IncomingMessage, res: ServerResponse, method: string): Promise<void> | undefined {
+  requireMethod(res, method, endpoint === 'join' ? ['POST'] : ['GET']);
+  if (endpoint === 'join') return join.join(req, res);
+  join.clusterInfo(req, res);
+  return undefined;
+}
+
+/** The config of one resource request: the identity's store view; the authorizer also sees the field selector. */
+function forRequest(cfg: AppConfig, identity: Identity, url: URL): AppConfig {
+  const fieldSelector = url.searchParams.get('fieldSelector') || undefined;
+  return {
+    ...cfg,
+    store: cfg.storeFor ? cfg.storeFor(identity, cfg.store) : cfg.store,
+    authorize: fieldSelector ? (id, attrs) => cfg.authorize(id, { ...attrs, fieldSelector }) : cfg.authorize,
+  };
 }
 
 /** Parses the request target; only origin-form (`/path?query`) is accepted. */

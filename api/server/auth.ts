@@ -24,6 +24,8 @@ export interface RequestAttributes {
   name?: string;
   subresource?: string;
   path: string;
+  /** The request's `fieldSelector` (list and watch), for rules that depend on it. */
+  fieldSelector?: string;
 }
 
 /** Returns an ApiError (403 Forbidden) when `identity` may not do `attrs`, undefined when it may. */
@@ -60,17 +62,18 @@ export function userName(identity: Identity): string {
   return identity.kind === 'admin' ? 'admin' : `system:node:${identity.name}`;
 }
 
-/** The 403 for a refused request, worded like kube-apiserver's. */
-export function forbidden(identity: Identity, attrs: RequestAttributes): ApiError {
+/** The 403 for a refused request, worded like kube-apiserver's (with `why` appended when given). */
+export function forbidden(identity: Identity, attrs: RequestAttributes, why?: string): ApiError {
   const user = userName(identity);
+  const reason = why ? `: ${why}` : '';
   if (!attrs.plural) {
-    return new ApiError({ reason: 'Forbidden', message: `forbidden: User "${user}" cannot ${attrs.verb} path "${attrs.path}"` });
+    return new ApiError({ reason: 'Forbidden', message: `forbidden: User "${user}" cannot ${attrs.verb} path "${attrs.path}"${reason}` });
   }
   const resource = attrs.subresource ? `${attrs.plural}/${attrs.subresource}` : attrs.plural;
   const subject = attrs.name ? `${attrs.plural}.${GROUP} "${attrs.name}"` : `${attrs.plural}.${GROUP}`;
   return new ApiError({
     reason: 'Forbidden',
-    message: `${subject} is forbidden: User "${user}" cannot ${attrs.verb} resource "${resource}" in API group "${GROUP}" at the cluster scope`,
+    message: `${subject} is forbidden: User "${user}" cannot ${attrs.verb} resource "${resource}" in API group "${GROUP}" at the cluster scope${reason}`,
     details: { ...(attrs.name ? { name: attrs.name } : {}), group: GROUP, kind: attrs.plural },
   });
 }

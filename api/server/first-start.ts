@@ -13,6 +13,7 @@
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { parseMeshconfig, renderMeshconfig } from '../client/meshconfig.ts';
 import { writeFileAtomic } from './atomic-file.ts';
@@ -21,7 +22,7 @@ import type { Logger } from '../../api/meta/logger.ts';
 import { silentLogger } from '../../api/meta/logger.ts';
 import type { CertAndKey } from './pki.ts';
 import { certInfo, createCA, issueServingCert, normalizeIp, signedBy } from './pki.ts';
-import { servingNames } from './serving-names.ts';
+import { servingNames, type ServingNames } from './serving-names.ts';
 
 const RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
 
@@ -30,6 +31,8 @@ export interface ControlPlaneFilesOptions {
   dataDir: string;
   /** The host the server listens on (decides the serving certificate's names). */
   listenHost: string;
+  /** More names it is reached by (DNS names or IP addresses, e.g. from `meshctl init --san`): added to the serving certificate. */
+  extraSans?: string[];
   logger?: Logger;
 }
 
@@ -64,7 +67,7 @@ export async function ensureControlPlaneFiles(opts: ControlPlaneFilesOptions): P
   const p = controlPlanePaths(opts.dataDir);
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   const ca = await ensureCa(p, logger);
-  const serving = await ensureServingCert(p, ca, opts.listenHost, logger);
+  const serving = await ensureServingCert(p, ca, withSans(servingNames(opts.listenHost), opts.extraSans ?? []), logger);
   const { token, sha256 } = ensureAdminToken(p, logger);
   return { dataDir: opts.dataDir, meshconfigPath: p.meshconfig, ca, serving, adminToken: token, adminTokenSha256: sha256 };
 }
@@ -90,8 +93,7 @@ async function ensureCa(p: ReturnType<typeof controlPlanePaths>, logger: Logger)
   return ca;
 }
 
-async function ensureServingCert(p: ReturnType<typeof controlPlanePaths>, ca: CertAndKey, listenHost: string, logger: Logger): Promise<CertAndKey> {
-  const want = servingNames(listenHost);
+async function ensureServingCert(p: ReturnType<typeof controlPlanePaths>, ca: CertAndKey, want: ServingNames, logger: Logger): Promise<CertAndKey> {
   const certPem = readIfExists(p.cert);
   const keyPem = readIfExists(p.key);
   const why = !certPem || !keyPem ? 'missing' : await staleReason(certPem, ca, want);
@@ -101,6 +103,13 @@ async function ensureServingCert(p: ReturnType<typeof controlPlanePaths>, ca: Ce
   writeFileAtomic(p.cert, serving.certPem, 0o644);
   logger.info('Issued serving certificate', { reason: why, ...want, notAfter: certInfo(serving.certPem).notAfter.toISOString() });
   return serving;
+}
+
+/** The names for the listen address plus `extra` (each an IP address or a DNS name), without duplicates. */
+function withSans(names: ServingNames, extra: string[]): ServingNames {
+  const ips = extra.map((s) => s.replace(/^\[|\]$/g, '')).filter((s) => isIP(s)).map(normalizeIp);
+  const dns = extra.filter((s) => !isIP(s.replace(/^\[|\]$/g, ''))).map((s) => s.toLowerCase());
+  return { dnsNames: [...new Set([...names.dnsNames, ...dns])], ipAddresses: [...new Set([...names.ipAddresses, ...ips])] };
 }
 
 /** Why an existing serving certificate must be re-issued, or undefined when it is fine. */

@@ -1,6 +1,8 @@
 /**
- * Maps a request path to what it addresses: a health check, a discovery document, or a resource
- * (`/apis/meshctl.dev/v1alpha1/<plural>[/<name>[/status]]`, and the older `/watch/<plural>[/<name>]` form).
+ * Maps a request path to what it addresses: a health check, a discovery document, the anonymous join
+ * endpoints (`/cluster-info`, `/join`), or a resource
+ * (`/apis/meshctl.dev/v1alpha1/<plural>[/<name>[/status]]`, and the older `/watch/<plural>[/<name>]` form);
+ * a node's service logs (`/apis/meshctl.dev/v1alpha1/nodes/<name>/logs`, logs.ts).
  */
 import { ApiError } from '../meta/api-error.ts';
 import { GROUP, VERSION } from '../meta/types.ts';
@@ -12,6 +14,8 @@ export type DiscoveryDoc = 'version' | 'api' | 'apis' | 'group' | 'resources';
 export type Route =
   | { type: 'health' }
   | { type: 'discovery'; doc: DiscoveryDoc }
+  | { type: 'join'; endpoint: 'cluster-info' | 'join' }
+  | { type: 'logs'; node: string }
   | { type: 'resource'; plural: string; name?: string; subresource?: string; watchPath: boolean };
 
 const HEALTH = new Set(['/healthz', '/readyz', '/livez']);
@@ -33,6 +37,7 @@ export function notFoundPath(): ApiError {
 export function matchRoute(pathname: string): Route | undefined {
   const path = pathname.length > 1 && pathname.endsWith('/') ? pathname.slice(0, -1) : pathname;
   if (HEALTH.has(path) || /^\/(healthz|readyz|livez)\/[\w-]+$/.test(path)) return { type: 'health' };
+  if (path === '/cluster-info' || path === '/join') return { type: 'join', endpoint: path === '/join' ? 'join' : 'cluster-info' };
   const doc = DISCOVERY[path];
   if (doc) return { type: 'discovery', doc };
   if (!path.startsWith(PREFIX)) return undefined;
@@ -41,6 +46,7 @@ export function matchRoute(pathname: string): Route | undefined {
   if (watchPath) parts.shift();
   const [plural, name, subresource, ...rest] = parts;
   if (!plural || rest.length || name === '' || subresource === '' || (watchPath && subresource !== undefined)) return undefined;
+  if (plural === 'nodes' && name !== undefined && subresource === 'logs' && !watchPath) return { type: 'logs', node: name };
   return {
     type: 'resource',
     plural,

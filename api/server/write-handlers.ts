@@ -32,7 +32,7 @@ function unsupportedMediaType(got: string | undefined, accepted: BodyFormat[]): 
 /** POST `/<plural>`: 201 with the created object. */
 export async function handleCreate(r: ResourceRequest): Promise<void> {
   const body = await readObject(r, ['json', 'yaml']);
-  const obj = admitCreate(r.info, body);
+  const obj = admitCreate(r.info, body, r.store);
   const created = await r.store.create(r.info.plural, obj, { dryRun: dryRunParam(r.query) });
   sendJson(r.res, 201, created);
 }
@@ -42,7 +42,7 @@ export async function handleUpdate(r: ResourceRequest): Promise<void> {
   const body = checkTypeMeta(r.info, await readObject(r, ['json', 'yaml']));
   checkUrlName(body, r.name!);
   const stored = getOrNotFound(r, r.name!);
-  const obj = admitUpdate(r.info, body, stored, r.subresource);
+  const obj = admitUpdate(r.info, body, stored, r.subresource, r.store);
   const updated = await r.store.update(r.info.plural, obj, { dryRun: dryRunParam(r.query), ...subresourceOpt(r) });
   sendJson(r.res, 200, updated);
 }
@@ -61,7 +61,7 @@ export async function handlePatch(r: ResourceRequest): Promise<void> {
     const merged = applyMergePatch(structuredClone(stored), patch) as Record<string, unknown>;
     const body = checkTypeMeta(r.info, merged);
     checkUrlName(body, r.name!);
-    const obj = admitUpdate(r.info, body, stored, r.subresource);
+    const obj = admitUpdate(r.info, body, stored, r.subresource, r.store);
     try {
       const updated = await r.store.update(r.info.plural, obj, { dryRun, ...subresourceOpt(r) });
       sendJson(r.res, 200, updated);

@@ -52,12 +52,15 @@ describe('KINDS', () => {
       spec: { site: 'home' },
       status: {
         lastSeen: '2026-08-27T12:00:00Z', declaration: { desiredGeneration: 4, appliedGeneration: 3 },
-        conditions: [{ type: 'Reachable', status: 'False', reason: 'HeartbeatMissed', message: '', lastTransitionTime: '2026-08-27T12:01:00Z' }],
+        conditions: [
+          { type: 'Reachable', status: 'False', reason: 'HeartbeatMissed', message: '', lastTransitionTime: '2026-08-27T12:01:00Z' },
+          { type: 'DeclarationApplied', status: 'False', reason: 'Pending', message: '', lastTransitionTime: '2026-08-27T12:01:00Z' },
+        ],
       },
     };
     const cols = kindByKind('Node')!.columns.filter((c) => !c.priority);
-    assert.deepEqual(cols.map((c) => c.name.toUpperCase()), ['SITE', 'REACHABLE', 'LAST SEEN', 'DESIRED', 'APPLIED']);
-    assert.deepEqual(cols.map((c) => evalJsonPath(node, c.jsonPath)), ['home', 'False', '2026-08-27T12:00:00Z', 4, 3]);
+    assert.deepEqual(cols.map((c) => c.name.toUpperCase()), ['SITE', 'REACHABLE', 'LAST SEEN', 'DESIRED', 'APPLIED', 'DECLARATION']);
+    assert.deepEqual(cols.map((c) => evalJsonPath(node, c.jsonPath)), ['home', 'False', '2026-08-27T12:00:00Z', 4, 3, 'Pending']);
   });
 });
 

@@ -37,6 +37,7 @@ const NODE: KindInfo = {
     { name: 'Last Seen', jsonPath: '.status.lastSeen', type: 'date' },
     { name: 'Desired', jsonPath: '.status.declaration.desiredGeneration', type: 'integer', description: 'Declaration generation rendered' },
     { name: 'Applied', jsonPath: '.status.declaration.appliedGeneration', type: 'integer', description: 'Declaration generation applied' },
+    { name: 'Declaration', jsonPath: condition('DeclarationApplied', 'reason'), type: 'string', description: 'Whether the node applied its newest declaration generation: Applied, Pending or NotApplied' },
     wide({ name: 'Endpoint', jsonPath: '.spec.endpoint', type: 'string' }),
     wide({ name: 'Overlay IP', jsonPath: '.status.overlay.address', type: 'string' }),
     wide({ name: 'Agent', jsonPath: '.status.agentVersion', type: 'string' }),

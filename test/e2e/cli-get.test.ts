@@ -38,7 +38,7 @@ test('get prints a table: NAME, the kind columns, AGE', async () => {
   const r = await meshctl('get', 'nodes');
   assert.equal(r.code, 0, r.stderr);
   const [header, ...rows] = r.stdout.trimEnd().split('\n');
-  assert.match(header, /^NAME +SITE +REACHABLE +LAST SEEN +DESIRED +APPLIED +AGE$/);
+  assert.match(header, /^NAME +SITE +REACHABLE +LAST SEEN +DESIRED +APPLIED +DECLARATION +AGE$/);
   assert.deepEqual(rows.map((l) => l.split(/ +/).slice(0, 2)), [['alpha', 'home'], ['beta', 'office']]);
   assert.match(rows[0], / \d+s$/);
   const withoutAge = (text: string) => text.split('\n').map((l) => l.replace(/ +(\S+)$/, '')).join('\n');

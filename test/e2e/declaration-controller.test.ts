@@ -9,7 +9,7 @@ import type { Client } from '../../api/client/types.ts';
 import type { Condition, KubeObject } from '../../api/meta/types.ts';
 import type { Assignment, Declaration, ModuleResource, ResourceResult } from '../../api/v1alpha1/generated/index.ts';
 import { createDeclarationController } from '../../controllers/declaration-controller.ts';
-import { OWNERS_ANNOTATION } from '../../controllers/declaration-render.ts';
+import { OWNERS_ANNOTATION } from '../../api/v1alpha1/render-declaration.ts';
 import { createManager, type Manager } from '../../controllers/runtime/manager.ts';
 import { silentLogger } from '../../api/meta/logger.ts';
 import { startServer, type TestServer } from '../harness.ts';
@@ -177,11 +177,12 @@ test('a module version change rolls followers; a pinned assignment stays until i
   await client.patch('assignments', 'v-pinned', { spec: { version: '2.0.0' } });
   await eventually(async () => assert.deepEqual((await contents()).slice(2), ['v-pinned/dir=/srv/v', 'v-pinned/conf=two']));
   assert.equal((await getDecl('v-node')).spec.generation, g1 + 2);
-  // A pin to a version that is neither current nor held renders nothing.
+  // A pin to a version that is neither current nor held: the node keeps what it runs, and the condition says why.
   await client.patch('assignments', 'v-pinned', { spec: { version: '0.1.0' } });
   const na = await waitReason('v-pinned', 'VersionNotAvailable');
-  assert.match(na.status!.conditions![0]!.message, /0\.1\.0.*2\.0\.0/);
-  assert.deepEqual((await contents()).map((c) => c.split('/')[0]), ['v-follow', 'v-follow']);
+  assert.match(na.status!.conditions![0]!.message, /0\.1\.0.*2\.0\.0.*keeps version 2\.0\.0/);
+  assert.deepEqual(await contents(), ['v-follow/dir=/srv/v', 'v-follow/conf=two', 'v-pinned/dir=/srv/v', 'v-pinned/conf=two']);
+  assert.equal((await getDecl('v-node')).spec.generation, g1 + 2, 'nothing was rendered anew');
 });
 
 test('deleting an assignment removes its resources in a new generation', async () => {

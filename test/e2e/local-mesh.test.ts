@@ -146,9 +146,8 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
   assert.deepEqual(pidsWithTag(home), [], 'nothing of this mesh runs any more');
 });
 
-// FAILS until hack/local-mesh.mjs restarts the control plane on the port it first got: with MESHCTL_LISTEN
-// port 0, Enter starts it on a new free port (admin.meshconfig is rewritten, so meshctl works), but each agent
-// keeps the server URL it stored at its first start and never reaches the control plane again.
+// With MESHCTL_LISTEN port 0, Enter must start the control plane again on the port it first got: each agent
+// keeps the server URL it stored at its first start (a new free port would leave them unable to reach it).
 test('npm start with MESHCTL_LISTEN port 0: after Enter restarts the control plane, the agents reach it again', async (t) => {
   const mesh = await startLocalMesh(t, '127.0.0.1:0');
   process.kill(Number(/kill -9 (\d+)/.exec(mesh.stdout())?.[1]), 'SIGKILL');

@@ -179,12 +179,12 @@ test('kubectl-style Table responses carry the kind columns', async () => {
   assert.equal(r.json.kind, 'Table');
   assert.equal(r.json.apiVersion, 'meta.k8s.io/v1');
   const cols = r.json.columnDefinitions.map((c: { name: string }) => c.name);
-  assert.deepEqual(cols, ['Name', 'Site', 'Reachable', 'Last Seen', 'Desired', 'Applied', 'Endpoint', 'Overlay IP', 'Agent', 'Age']);
-  assert.equal(r.json.columnDefinitions[6].priority, 1);
+  assert.deepEqual(cols, ['Name', 'Site', 'Reachable', 'Last Seen', 'Desired', 'Applied', 'Declaration', 'Endpoint', 'Overlay IP', 'Agent', 'Age']);
+  assert.equal(r.json.columnDefinitions[7].priority, 1);
   const row = r.json.rows[0];
   assert.deepEqual(row.cells.slice(0, 2), ['tbl-a', 'home']);
-  assert.equal(row.cells[6], '192.0.2.7:51820');
-  assert.match(row.cells[9], /^\d+s$/);
+  assert.equal(row.cells[7], '192.0.2.7:51820');
+  assert.match(row.cells[10], /^\d+s$/);
   assert.equal(row.object.kind, 'PartialObjectMetadata');
   assert.equal(row.object.metadata.name, 'tbl-a');
   const full = await srv.request('GET', `${API}/nodes/tbl-a?includeObject=Object`, undefined, { accept: TABLE });

@@ -79,7 +79,7 @@ export type MeshSpec = {
    */
   heartbeatInterval?: string;
   /**
-   * How long without a heartbeat before a node is marked Reachable=False; default 60s.
+   * How long without a heartbeat before a node is marked Reachable=False; default 40s.
    */
   reachabilityGracePeriod?: string;
 };

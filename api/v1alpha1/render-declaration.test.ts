@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Assignment, Declaration, Module, ModuleResource, Node } from '../api/v1alpha1/generated/index.ts';
+import type { Assignment, Declaration, Module, ModuleResource, Node } from './generated/index.ts';
 import {
   OWNERS_ANNOTATION, declarationToWrite, formatOwnerRecords, readOwnerRecords, renderDeclaration, type Rendering, type RenderInput,
-} from './declaration-render.ts';
+} from './render-declaration.ts';
 
 const dir = (id: string, path: string): ModuleResource => ({ id, kind: 'Directory', spec: { path } });
 const file = (id: string, path: string, content: string, dependsOn?: string[]): ModuleResource =>
@@ -130,6 +130,17 @@ test('a pin to a version that is neither current nor held renders nothing: Versi
   assert.deepEqual(rendering.owners, {});
   assert.equal(rendering.outcomes[0]!.problem?.reason, 'VersionNotAvailable');
   assert.match(rendering.outcomes[0]!.problem!.message, /0\.9\.0.*1\.0\.0/);
+});
+
+test('a pin to a version that does not exist keeps what the node already runs, and says so', () => {
+  const assignments = [asg('p', { module: 'web', node: 'a' })];
+  const v1 = render({ assignments, modules: modules(web) });
+  const typo = render({ assignments: [asg('p', { module: 'web', node: 'a', version: '1.0.9' })], modules: modules(web), current: v1.decl });
+  assert.equal(typo.rendering.changed, false, 'the running resources stay');
+  assert.deepEqual(typo.rendering.spec.resources, v1.rendering.spec.resources);
+  assert.deepEqual(typo.rendering.owners, { p: { version: '1.0.0', generation: 1 } });
+  assert.equal(typo.rendering.outcomes[0]!.problem?.reason, 'VersionNotAvailable');
+  assert.match(typo.rendering.outcomes[0]!.problem!.message, /1\.0\.9 .*not available.*keeps version 1\.0\.0/);
 });
 
 test('a pinned assignment whose held version was never recorded renders nothing', () => {

@@ -7,7 +7,8 @@
  *   `/` cannot occur in an assignment name, so two assignments can never render the same id.
  * - Versions: an assignment without spec.version, or whose version is the module's current one, renders the
  *   module's resources. One pinned to another version keeps what the Declaration already holds for it when
- *   that was rendered at the pinned version, and otherwise renders nothing (VersionNotAvailable).
+ *   that was rendered at the pinned version. Otherwise it is VersionNotAvailable: what the node already runs
+ *   for it stays (a typo in a version must not take a module off its node), and a new one renders nothing.
  * - What was rendered per owner (version, and the generation since which its resources are unchanged) is
  *   recorded in the OWNERS_ANNOTATION, written in the same update as the resources it describes.
  * - spec.generation changes only when the resources change, and is then set to the metadata.generation the
@@ -15,11 +16,11 @@
  *   agent's status.observedGeneration (a metadata.generation) compares directly with recorded generations.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { KubeObject, OwnerReference } from '../api/meta/types.ts';
-import { API_VERSION } from '../api/meta/types.ts';
+import type { KubeObject, OwnerReference } from '../meta/types.ts';
+import { API_VERSION } from '../meta/types.ts';
 import type {
   Assignment, Declaration, DeclarationSpec, DeclaredResource, Module, ModuleResource, Node,
-} from '../api/v1alpha1/generated/index.ts';
+} from './generated/index.ts';
 
 /** The Declaration annotation recording, per owning assignment, what was rendered for it (JSON OwnerRecords). */
 export const OWNERS_ANNOTATION = 'meshctl.dev/owners';
@@ -118,9 +119,10 @@ export function formatOwnerRecords(records: OwnerRecords): string {
   return JSON.stringify(sorted);
 }
 
+type Problem = { reason: RenderProblemReason; message: string };
 type Selection =
-  | { version: string; resources: DeclaredResource[] }
-  | { problem: { reason: RenderProblemReason; message: string } };
+  | { version: string; resources: DeclaredResource[]; problem?: Problem }
+  | { problem: Problem };
 
 /** What one assignment renders to under the version rule (see the module comment), or why nothing. */
 function select(a: Assignment, modules: ReadonlyMap<string, Module>, held: DeclaredResource[], heldRecord?: OwnerRecord): Selection {
@@ -132,8 +134,11 @@ function select(a: Assignment, modules: ReadonlyMap<string, Module>, held: Decla
   if (wanted === mod.spec.version) resources = renderTemplates(name, mod.spec.resources);
   else if (heldRecord?.version === wanted) resources = held;
   else {
-    return { problem: { reason: 'VersionNotAvailable', message:
-      `version ${wanted} of module "${mod.metadata.name}" is not available: the module is at version ${mod.spec.version}` } };
+    const unavailable = `version ${wanted} of module "${mod.metadata.name}" is not available: the module is at version ${mod.spec.version}`;
+    if (heldRecord && held.length > 0) {
+      return { version: heldRecord.version, resources: held, problem: { reason: 'VersionNotAvailable', message: `${unavailable}; the node keeps version ${heldRecord.version}` } };
+    }
+    return { problem: { reason: 'VersionNotAvailable', message: unavailable } };
   }
   const long = resources.find((r) => r.id.length > MAX_ID_LENGTH);
   if (long) {
@@ -158,11 +163,12 @@ export function renderDeclaration(input: RenderInput): Rendering {
   const generation = changed ? (current?.metadata.generation ?? 0) + 1 : current.spec.generation;
   const owners: OwnerRecords = {};
   const outcomes: OwnerOutcome[] = picked.map(({ owner, held, selection }) => {
-    if ('problem' in selection) return { owner, problem: selection.problem };
+    if (!('resources' in selection)) return { owner, problem: selection.problem };
     const prev = previous[owner];
     const same = prev !== undefined && isDeepStrictEqual(held, selection.resources);
     owners[owner] = { version: selection.version, generation: same ? prev.generation : generation };
-    return { owner, rendered: { ...owners[owner], ids: selection.resources.map((r) => r.id) } };
+    const rendered = { ...owners[owner], ids: selection.resources.map((r) => r.id) };
+    return { owner, rendered, ...(selection.problem ? { problem: selection.problem } : {}) };
   });
   return { spec: { generation, resources }, owners, outcomes, changed };
 }

@@ -1,0 +1,105 @@
+/**
+ * The command line of `mesh-agent join`: joins (join.ts), then runs the agent in the same process — as
+ * kubeadm's join leaves a running kubelet — unless `--no-run`, which exits once the credential is stored so
+ * that a service manager can run `mesh-agent run --state-dir DIR` from then on. A failed join exits 1 with
+ * one line on stderr saying why; a bad command line exits 2.
+ */
+import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
+import type { Logger } from '../api/meta/logger.ts';
+import type { AgentOptions } from './agent.ts';
+import { UsageError, parseCommandLine } from './cli-args.ts';
+import { joinMesh } from './join.ts';
+
+/** Where a joined agent keeps its state when --state-dir is not given. */
+export const DEFAULT_STATE_DIR = '/var/lib/meshctl/agent';
+
+/** The help text of `mesh-agent join`. */
+export const JOIN_USAGE = `Usage: mesh-agent join --server URL --token TOKEN --ca-hash sha256:HEX [flags]
+
+Joins this machine to a mesh and runs the agent. Get the command from \`meshctl token create\`.
+The server is verified against the CA pin before the token is sent; the node key (generated here, kept in
+STATE-DIR/node.key) and the node credential stay on this machine. Then the agent runs as \`mesh-agent run\`
+would; with --no-run it exits, and \`mesh-agent run --state-dir STATE-DIR\` runs it later (e.g. from systemd).
+
+Flags:
+  --server URL                the control plane, e.g. https://10.0.0.1:6443 (required)
+  --token TOKEN               a join token from \`meshctl token create\` (required; single use)
+  --ca-hash sha256:HEX        the pin of the mesh CA's public key (required)
+  --name NODE                 this node's name (default: the host name)
+  --site SITE                 spec.site of the Node (co-location group)
+  --state-dir DIR             the agent's own directory (default ${DEFAULT_STATE_DIR})
+  --root DIR                  declared paths resolve under DIR (default /)
+  --no-run                    exit after joining instead of running the agent
+  --reconcile-interval, --heartbeat-interval, --metrics-listen, --stop-services-on-exit: as for \`mesh-agent run\`
+  -h, --help                  show this help
+`;
+
+/** A parsed `mesh-agent join` command line. */
+export interface JoinCommand {
+  server: string;
+  token: string;
+  caHash: string;
+  nodeName: string;
+  site?: string;
+  root?: string;
+  stateDir: string;
+  /** The agent to run after joining; absent with --no-run. */
+  run?: AgentOptions;
+}
+
+const RUN_FLAGS = ['reconcile-interval', 'heartbeat-interval', 'metrics-listen'] as const;
+
+/** Parses `mesh-agent join …` (the words after `join`); 'help' for --help; throws UsageError. */
+export function parseJoinCommand(argv: string[]): JoinCommand | 'help' {
+  let v;
+  try {
+    ({ values: v } = parseArgs({
+      args: argv, allowPositionals: false, strict: true,
+      options: {
+        server: { type: 'string' }, token: { type: 'string' }, 'ca-hash': { type: 'string' }, name: { type: 'string' },
+        site: { type: 'string' }, 'state-dir': { type: 'string' }, root: { type: 'string' }, 'no-run': { type: 'boolean' },
+        'reconcile-interval': { type: 'string' }, 'heartbeat-interval': { type: 'string' }, 'metrics-listen': { type: 'string' },
+        'stop-services-on-exit': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  if (v.help) return 'help';
+  for (const f of ['server', 'token', 'ca-hash'] as const) if (!v[f]) throw new UsageError(`--${f} is required (copy the command from \`meshctl token create\`)`);
+  const stateDir = v['state-dir'] ?? DEFAULT_STATE_DIR;
+  const runArgv = ['run', '--state-dir', stateDir];
+  for (const f of RUN_FLAGS) if (v[f] !== undefined) runArgv.push(`--${f}`, v[f]);
+  if (v['stop-services-on-exit']) runArgv.push('--stop-services-on-exit');
+  const run = parseCommandLine(runArgv) as AgentOptions;
+  return {
+    server: v.server!, token: v.token!, caHash: v['ca-hash']!, nodeName: v.name ?? hostname().toLowerCase(), stateDir,
+    ...(v.site !== undefined ? { site: v.site } : {}), ...(v.root !== undefined ? { root: v.root } : {}),
+    ...(v['no-run'] ? {} : { run }),
+  };
+}
+
+/** Runs `mesh-agent join`: joins, then runs the agent with `runAgent` unless --no-run. Resolves with an exit code. */
+export async function joinCommand(argv: string[], deps: { logger: Logger; runAgent(opts: AgentOptions): Promise<void> }): Promise<number> {
+  let cmd: JoinCommand | 'help';
+  try {
+    cmd = parseJoinCommand(argv);
+  } catch (e) {
+    process.stderr.write(`mesh-agent join: ${(e as Error).message}\n\n${JOIN_USAGE}`);
+    return 2;
+  }
+  if (cmd === 'help') { process.stdout.write(JOIN_USAGE); return 0; }
+  try {
+    const joined = await joinMesh({ ...cmd, logger: deps.logger });
+    if (!cmd.run) {
+      process.stdout.write(`Joined the mesh at ${joined.server} as node ${joined.nodeName}. Run the agent with:\n  mesh-agent run --state-dir ${cmd.stateDir}\n`);
+      return 0;
+    }
+  } catch (e) {
+    process.stderr.write(`mesh-agent join: ${(e as Error).message}\n`);
+    return 1;
+  }
+  await deps.runAgent(cmd.run);
+  return 0;
+}

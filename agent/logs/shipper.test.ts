@@ -1,0 +1,127 @@
+// The shipper against the real API server (in-process, plain HTTP) that goes away and comes back on the
+// same port, with a real agent store and reachability tracker; service output is appended to the log
+// file the supervisor would write.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp } from '../../api/server/app.ts';
+import { bearerAuthenticator, hashToken } from '../../api/server/auth.ts';
+import { listen, type Listening } from '../../api/server/listen.ts';
+import { openStore, type FileStore } from '../../api/store/index.ts';
+import { logPath } from '../drivers/log-file.ts';
+import { memoryLogger } from '../engine/testing.ts';
+import { openAgentStore, type AgentStore } from '../store/agent-store.ts';
+import { createReachability } from '../sync/reachability.ts';
+import { metricValue, waitFor } from '../testing.ts';
+import { openAgentLogs } from './agent-logs.ts';
+import type { LogShipper } from './shipper.ts';
+
+const SERVICE = 'count-on-a/counter';
+
+interface Rig {
+  stateDir: string;
+  store: FileStore;
+  agentStore: AgentStore;
+  shipper: LogShipper;
+  logger: ReturnType<typeof memoryLogger>;
+  up(): Promise<void>;
+  down(): Promise<void>;
+  /** The numbers of `line N` stored by the control plane, in file order. */
+  stored(): Promise<number[]>;
+  write(from: number, to: number): void;
+}
+
+async function rig(t: TestContext, bufferBytes?: number): Promise<Rig> {
+  const dir = mkdtempSync(join(tmpdir(), 'meshctl-shipper-'));
+  const stateDir = join(dir, 'agent');
+  mkdirSync(join(stateDir, 'logs'), { recursive: true });
+  const store = await openStore({ dir: join(dir, 'cp', 'store') });
+  await store.create('nodes', { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name: 'a' }, spec: {} });
+  let server: Listening | undefined;
+  let port = 0;
+  const up = async (): Promise<void> => {
+    const app = createApp({ store, logsDir: join(dir, 'cp', 'logs'), authenticate: bearerAuthenticator({ adminTokenSha256: hashToken('admin') }) });
+    server = await listen({ app, host: '127.0.0.1', port });
+    port = server.port;
+  };
+  await up();
+  const logger = memoryLogger();
+  const agentStore = await openAgentStore({ stateDir, logger });
+  const reach = createReachability({ store: agentStore, logger, node: 'a', server: server!.url });
+  const identity = { nodeName: 'a', root: '/', server: server!.url, token: 'admin' };
+  const shipper = await openAgentLogs({
+    stateDir, node: 'a', identity, store: agentStore, reach, logger, flushOutbox: () => {},
+    ...(bufferBytes ? { bufferBytes } : {}),
+  });
+  t.after(async () => {
+    await shipper.stop();
+    reach.close();
+    await agentStore.close();
+    await server?.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    stateDir, store, agentStore, shipper, logger, up,
+    down: async () => { await server?.close(); server = undefined; },
+    stored: async () => {
+      const res = await fetch(`${server!.url}/apis/meshctl.dev/v1alpha1/nodes/a/logs?service=${encodeURIComponent(SERVICE)}`, { headers: { authorization: 'Bearer admin' } });
+      if (res.status === 404) return [];
+      return (await res.text()).split('\n').flatMap((l) => (/^line (\d+)/.exec(l) ? [Number(/^line (\d+)/.exec(l)![1])] : []));
+    },
+    write: (from, to) => {
+      for (let n = from; n <= to; n++) appendFileSync(logPath(stateDir, SERVICE), `line ${n} ${'.'.repeat(60)}\n`);
+    },
+  };
+}
+
+const upTo = (n: number): number[] => Array.from({ length: n }, (_, i) => i + 1);
+
+test('lines reach the control plane in order; while it is away they wait on disk, and arrive after it, without gaps or repeats', async (t) => {
+  const r = await rig(t);
+  r.shipper.start();
+  r.write(1, 20);
+  await waitFor(async () => (await r.stored()).length === 20, 5000, 'the first lines');
+  await r.down();
+  r.write(21, 60);
+  await waitFor(() => r.logger.lines.some((l) => l.msg === 'Lost contact with control plane'), 5000, 'the shipper to notice the outage');
+  await new Promise((res) => setTimeout(res, 500));
+  await r.up();
+  await waitFor(async () => (await r.stored()).length >= 60, 10_000, 'the lines written during the outage');
+  r.write(61, 70);
+  await waitFor(async () => (await r.stored()).length >= 70, 5000, 'lines after the outage');
+  assert.deepEqual(await r.stored(), upTo(70));
+  assert.ok(r.logger.lines.some((l) => l.msg === 'Reconnected to control plane'));
+});
+
+test('a tiny buffer during an outage drops the oldest lines, counts them, and reports them once delivered', async (t) => {
+  const r = await rig(t, 2048);
+  r.shipper.start();
+  r.write(1, 5);
+  await waitFor(async () => (await r.stored()).length === 5, 5000, 'the first lines');
+  await r.down();
+  for (let n = 6; n <= 100; n += 5) {
+    r.write(n, n + 4);
+    await new Promise((res) => setTimeout(res, 30));
+  }
+  await waitFor(() => metricValue(r.shipper.metrics(), 'meshagent_log_dropped_lines_total')! > 0, 5000, 'drops');
+  await new Promise((res) => setTimeout(res, 300));
+  await r.up();
+  await waitFor(async () => (await r.stored()).at(-1) === 100, 10_000, 'the newest line');
+  const stored = await r.stored();
+  const dropped = metricValue(r.shipper.metrics(), 'meshagent_log_dropped_lines_total')!;
+  const gapStart = stored.findIndex((n, i) => n !== i + 1);
+  assert.ok(gapStart > 0, `there is a gap: ${stored.join(',')}`);
+  assert.deepEqual(stored.slice(gapStart), Array.from({ length: 100 - stored[gapStart]! + 1 }, (_, i) => stored[gapStart]! + i), 'after the gap: contiguous to the newest');
+  assert.equal(stored[gapStart]! - gapStart - 1, dropped, 'exactly the dropped lines are missing');
+  const missing = Array.from({ length: dropped }, (_, i) => gapStart + 1 + i);
+  const bytes = missing.reduce((sum, n) => sum + Buffer.byteLength(`line ${n} ${'.'.repeat(60)}\n`), 0);
+  assert.equal(metricValue(r.shipper.metrics(), 'meshagent_log_dropped_bytes_total'), bytes, 'the bytes of exactly those lines');
+  await waitFor(() => r.agentStore.outbox().find((o) => o.reason === 'LogsDropped'), 5000, 'the LogsDropped event');
+  const event = r.agentStore.outbox().find((o) => o.reason === 'LogsDropped')!;
+  assert.equal(event.type, 'Warning');
+  assert.deepEqual(event.involvedObject, { kind: 'Node', name: 'a' });
+  assert.match(event.message, new RegExp(`^dropped ${dropped} log lines .*log buffer \\(2 KiB\\).*${SERVICE}: ${dropped} lines`));
+});

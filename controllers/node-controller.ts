@@ -1,0 +1,173 @@
+/**
+ * The Node controller: keeps each Node's status saying whether the control plane hears from the node
+ * (condition Reachable, `reachable`, `since`, `lastSeen`) and whether it has applied the newest generation
+ * of its Declaration (condition DeclarationApplied, `declaration.desiredGeneration`). The decisions are
+ * pure (node-reachability.ts); this file wires informers, time and writes.
+ *
+ * Who writes what in Node.status: the agent's heartbeat writes controlPlaneLastContact, agentVersion and
+ * declaration.appliedGeneration (merge patch); this controller writes lastSeen — the control plane's time
+ * of the heartbeat it observed, never the agent's clock — reachable, since, observedGeneration,
+ * declaration.desiredGeneration (from the Declaration, known even while the node is down) and its two
+ * conditions. It looks again exactly when a reachable node's grace period would run out (requeueAfter),
+ * and never touches a node's assignments or Declaration: an unreachable node keeps its modules (ADR 0036).
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { Client } from '../api/client/types.ts';
+import type { Condition, KubeObject } from '../api/meta/types.ts';
+import type { Logger } from '../api/meta/logger.ts';
+import type { Declaration, Mesh, Node, NodeStatus } from '../api/v1alpha1/generated/index.ts';
+import { setCondition } from './assignment-status.ts';
+import {
+  DECLARATION_APPLIED, HeartbeatTracker, REACHABLE, declarationVerdict, gracePeriodMs, reachabilityVerdict, type Verdict,
+} from './node-reachability.ts';
+import { realClock, type Clock } from './runtime/clock.ts';
+import { createController, type Controller, type Reconciler, type Result } from './runtime/controller.ts';
+import type { Informer } from './runtime/informer.ts';
+import type { Manager } from './runtime/manager.ts';
+
+/** Options of createNodeController. */
+export interface NodeControllerOptions {
+  /** Supplies the client, the logger and the shared informers of nodes, declarations and meshes. */
+  manager: Pick<Manager, 'client' | 'logger' | 'informerFor'>;
+  /** The control plane's clock: heartbeat times, grace periods, lastTransitionTime. Default: the real clock. */
+  clock?: Clock;
+  /** Nodes reconciled at once (never one node twice). Default 2. */
+  workers?: number;
+}
+
+/** The informers the controller reads from. */
+interface Caches {
+  nodes: Informer;
+  declarations: Informer;
+  meshes: Informer;
+}
+
+/** Creates the Node controller; add it to the manager, which starts it once the caches are synced. */
+export function createNodeController(opts: NodeControllerOptions): Controller {
+  const { manager } = opts;
+  const clock = opts.clock ?? realClock;
+  const caches: Caches = {
+    nodes: manager.informerFor('nodes'),
+    declarations: manager.informerFor('declarations'),
+    meshes: manager.informerFor('meshes'),
+  };
+  const heartbeats = new HeartbeatTracker({ now: () => clock.now() });
+  caches.nodes.addEventHandler((type, obj) => {
+    heartbeats.observe(type, obj.metadata.name ?? '', (obj as Node).status?.controlPlaneLastContact);
+  });
+  const reconciler = new NodeReconciler({ client: manager.client, caches, heartbeats, logger: manager.logger, clock });
+  return createController({
+    name: 'node',
+    reconciler,
+    workers: opts.workers ?? 2,
+    clock,
+    logger: manager.logger,
+    sources: [
+      { informer: caches.nodes },
+      { informer: caches.declarations },
+      // The grace period is the Mesh's: a change re-decides every node.
+      { informer: caches.meshes, keys: () => caches.nodes.list().map((n) => n.metadata.name ?? '') },
+    ],
+  });
+}
+
+/** An RFC 3339 timestamp with second precision. */
+function timestamp(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/**
+ * The last heartbeat, by the control plane's clock: the one this process observed; before it has observed
+ * one (just after a start), the stored lastSeen — never later than now, since a node may write its own
+ * status and must not vouch for itself.
+ */
+function lastHeartbeat(heard: number | undefined, lastSeen: string | undefined, now: number): number | undefined {
+  if (heard !== undefined) return heard;
+  const stored = lastSeen === undefined ? NaN : Date.parse(lastSeen);
+  return Number.isNaN(stored) ? undefined : Math.min(stored, now);
+}
+
+/** What the controller decided for one node, ready to be merged into its status. */
+export interface NodeDecision {
+  lastSeen?: string;
+  reachable: Verdict;
+  declaration: Verdict;
+  desiredGeneration?: number;
+  generation: number;
+  now: string;
+}
+
+/** The node's status with the controller's fields set from `d`; the agent's fields are kept as they are. */
+export function nextNodeStatus(status: NodeStatus, d: NodeDecision): NodeStatus {
+  const condition = (type: string, v: Verdict): Omit<Condition, 'lastTransitionTime'> => ({ type, status: v.status, reason: v.reason, message: v.message });
+  let conditions = setCondition(status.conditions ?? [], condition(REACHABLE, d.reachable), d.now);
+  conditions = setCondition(conditions, condition(DECLARATION_APPLIED, d.declaration), d.now);
+  const { observedGeneration: _g, reachable: _r, since: _s, lastSeen: _l, declaration: current, conditions: _c, ...agent } = status;
+  const declaration = { desiredGeneration: d.desiredGeneration, ...current };
+  if (d.desiredGeneration === undefined) delete declaration.desiredGeneration;
+  else declaration.desiredGeneration = d.desiredGeneration;
+  const reach = d.reachable.status;
+  // In the schema's order: the control plane's view first, then what the agent reports, then conditions.
+  return {
+    observedGeneration: d.generation,
+    ...(reach !== 'Unknown' ? { reachable: reach === 'True' } : {}),
+    since: conditions.find((c) => c.type === REACHABLE)!.lastTransitionTime,
+    ...(d.lastSeen !== undefined ? { lastSeen: d.lastSeen } : {}),
+    ...(Object.keys(declaration).length > 0 ? { declaration } : {}),
+    ...agent,
+    conditions,
+  };
+}
+
+/** Reconciles one node: decides its reachability and declaration progress, writes the status if it changed. */
+class NodeReconciler implements Reconciler {
+  private readonly client: Client;
+  private readonly caches: Caches;
+  private readonly heartbeats: HeartbeatTracker;
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+
+  constructor(opts: { client: Client; caches: Caches; heartbeats: HeartbeatTracker; logger: Logger; clock: Clock }) {
+    this.client = opts.client;
+    this.caches = opts.caches;
+    this.heartbeats = opts.heartbeats;
+    this.logger = opts.logger;
+    this.clock = opts.clock;
+  }
+
+  async reconcile(name: string): Promise<Result | void> {
+    const node = this.caches.nodes.get(name) as Node | undefined;
+    if (!node || node.metadata.deletionTimestamp) return;
+    const now = this.clock.now();
+    const status = node.status ?? {};
+    const heard = this.heartbeats.heardAt(name);
+    const graceMs = gracePeriodMs(this.caches.meshes.get('mesh') as Mesh | undefined);
+    const reach = reachabilityVerdict({
+      now, graceMs, lastHeartbeat: lastHeartbeat(heard, status.lastSeen, now), watchingSince: this.heartbeats.watchingSince(name) ?? now,
+      previous: status.conditions?.find((c) => c.type === REACHABLE),
+    });
+    const decl = this.caches.declarations.get(name) as Declaration | undefined;
+    const declaration = declarationVerdict({
+      desired: decl?.spec.generation, applied: status.declaration?.appliedGeneration, reachable: reach.status,
+      declarationApplied: decl?.status?.conditions?.find((c) => c.type === 'Applied'),
+      agentHoldsCurrent: decl !== undefined && decl.status?.observedGeneration === decl.metadata.generation,
+    });
+    const lastSeen = heard !== undefined ? timestamp(heard) : status.lastSeen;
+    const next = nextNodeStatus(status, {
+      lastSeen, reachable: reach, declaration, desiredGeneration: decl?.spec.generation, generation: node.metadata.generation ?? 0, now: timestamp(now),
+    });
+    if (!isDeepStrictEqual(status, next)) await this.write(node, next);
+    return reach.recheckInMs !== undefined ? { requeueAfter: Math.max(1, Math.ceil(reach.recheckInMs)) } : undefined;
+  }
+
+  /** Writes the status through /status with the cached resourceVersion (a stale cache ends in a retried Conflict). */
+  private async write(node: Node, next: NodeStatus): Promise<void> {
+    await this.client.updateStatus('nodes', { ...node, status: next } as unknown as KubeObject);
+    const before = node.status?.conditions?.find((c) => c.type === REACHABLE);
+    const after = next.conditions?.find((c) => c.type === REACHABLE);
+    if (after && before?.status !== after.status) {
+      const msg = after.status === 'True' ? 'Marked Node reachable' : after.status === 'False' ? 'Marked Node unreachable' : 'Marked Node never seen';
+      this.logger.info(msg, { node: node.metadata.name, reason: after.reason, message: after.message, lastSeen: next.lastSeen });
+    }
+  }
+}

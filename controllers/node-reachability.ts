@@ -1,0 +1,164 @@
+/**
+ * Whether a node is reachable and whether it has applied its declaration: pure decisions from server-side
+ * times, for the Node controller (node-controller.ts). Reachability is state, not class (ADR 0036): these
+ * functions only describe a node; nothing here (or anywhere) moves or deletes an unreachable node's modules.
+ *
+ * Times are the control plane's: a heartbeat is *observed* when the agent's heartbeat changes the Node's
+ * status (HeartbeatTracker), and the observation time — never the agent's clock — becomes `lastSeen`.
+ */
+import type { Condition } from '../api/meta/types.ts';
+import { humanDuration } from '../api/server/table.ts';
+import type { Mesh } from '../api/v1alpha1/generated/index.ts';
+
+/** The condition type that says whether the control plane hears from the node's agent. */
+export const REACHABLE = 'Reachable';
+
+/** The condition type that says whether the node has applied the newest generation of its Declaration. */
+export const DECLARATION_APPLIED = 'DeclarationApplied';
+
+/** The grace period when the Mesh sets none: four missed heartbeats at the default 10 s interval. */
+export const DEFAULT_GRACE_MS = 40_000;
+
+/** A condition's status, reason and message (without timestamps). */
+export interface Verdict {
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+}
+
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Parses a Go duration (`40s`, `1m30s`, `500ms`, `1.5h`) into milliseconds; undefined when it is not one. */
+export function parseDuration(text: string): number | undefined {
+  if (text === '0') return 0;
+  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) return undefined;
+  return parts.reduce((sum, p) => sum + Number(p[1]) * (UNIT_MS[p[2] as string] as number), 0);
+}
+
+/** The Mesh's spec.reachabilityGracePeriod in ms; the default when unset, unparsable or not positive. */
+export function gracePeriodMs(mesh: Mesh | undefined): number {
+  const text = mesh?.spec?.reachabilityGracePeriod;
+  const ms = text === undefined ? undefined : parseDuration(text);
+  return ms !== undefined && ms > 0 ? ms : DEFAULT_GRACE_MS;
+}
+
+/** A duration for a message: `47s`, `3m10s` (kubectl style), or `500ms` below a second. */
+export function formatDuration(ms: number): string {
+  return ms > 0 && ms < 1000 ? `${Math.round(ms)}ms` : humanDuration(ms);
+}
+
+/** What reachabilityVerdict decides from. All times are the control plane's, in ms since the epoch. */
+export interface ReachabilityInput {
+  now: number;
+  graceMs: number;
+  /** The last heartbeat: observed by this process, else the stored status.lastSeen; undefined if never. */
+  lastHeartbeat?: number;
+  /**
+   * When this process began watching the node. A control plane that has just started has not had the
+   * chance to hear anyone, so for one grace period it keeps the node's previous condition.
+   */
+  watchingSince: number;
+  /** The node's current Reachable condition. */
+  previous?: Condition;
+}
+
+/** The Reachable verdict, and when time alone could change it (`recheckInMs`; undefined: only a heartbeat can). */
+export interface ReachabilityDecision extends Verdict {
+  recheckInMs?: number;
+}
+
+/**
+ * Decides the Reachable condition: Unknown/NeverSeen before the first heartbeat; True/HeartbeatReceived
+ * while the last heartbeat is younger than the grace period; False/HeartbeatMissed after it (keeping the
+ * message written when it flipped, so the status is not rewritten while nothing happens).
+ */
+export function reachabilityVerdict(input: ReachabilityInput): ReachabilityDecision {
+  const { now, graceMs, lastHeartbeat, watchingSince, previous } = input;
+  const grace = formatDuration(graceMs);
+  if (lastHeartbeat === undefined) {
+    return { status: 'Unknown', reason: 'NeverSeen', message: 'no heartbeat has been received from the node\'s agent' };
+  }
+  const silentMs = now - lastHeartbeat;
+  if (silentMs < graceMs) {
+    const deadline = Math.max(lastHeartbeat, watchingSince) + graceMs;
+    return { status: 'True', reason: 'HeartbeatReceived', message: `heartbeats arrive within the grace period (${grace})`, recheckInMs: deadline - now };
+  }
+  const watchedMs = now - watchingSince;
+  if (previous && watchedMs < graceMs) {
+    return { status: previous.status as Verdict['status'], reason: previous.reason, message: previous.message, recheckInMs: graceMs - watchedMs };
+  }
+  if (previous?.status === 'False' && previous.reason === 'HeartbeatMissed') {
+    return { status: 'False', reason: previous.reason, message: previous.message };
+  }
+  return { status: 'False', reason: 'HeartbeatMissed', message: `no heartbeat for ${formatDuration(silentMs)} (grace period ${grace})` };
+}
+
+/** What declarationVerdict decides from. */
+export interface DeclarationInput {
+  /** spec.generation of the node's Declaration (undefined: it has none). */
+  desired?: number;
+  /** The generation the agent reports it last applied in full. */
+  applied?: number;
+  /** The Declaration's Applied condition (written by the agent), to tell a failed apply from one not yet done. */
+  declarationApplied?: Condition;
+  /** True when the agent reports that condition for the Declaration's current generation. */
+  agentHoldsCurrent?: boolean;
+  /** The node's Reachable status, to say why a generation is still pending. */
+  reachable?: Verdict['status'];
+}
+
+/**
+ * Decides the DeclarationApplied condition: True/Applied once the node applied the newest generation;
+ * otherwise False with reason Pending (not there yet — e.g. the node is unreachable) or NotApplied (the
+ * agent has it and reports that it could not apply it); Unknown/NoDeclaration before one is rendered.
+ */
+export function declarationVerdict(input: DeclarationInput): Verdict {
+  const { desired, applied } = input;
+  if (desired === undefined) return { status: 'Unknown', reason: 'NoDeclaration', message: 'the node has no Declaration yet' };
+  if (applied !== undefined && applied >= desired) {
+    return { status: 'True', reason: 'Applied', message: `the node applied declaration generation ${desired}` };
+  }
+  const last = applied === undefined ? 'the node has not applied any generation yet' : `the node last applied generation ${applied}`;
+  const failed = input.agentHoldsCurrent && input.declarationApplied?.status === 'False' && input.declarationApplied.reason === 'NotApplied';
+  if (failed) {
+    return { status: 'False', reason: 'NotApplied', message: `declaration generation ${desired} did not apply (${last}): ${input.declarationApplied!.message}` };
+  }
+  const why = input.reachable === 'False' ? '; the node is unreachable and applies it when it returns' : '';
+  return { status: 'False', reason: 'Pending', message: `declaration generation ${desired} is pending: ${last}${why}` };
+}
+
+/**
+ * When the control plane heard each node's agent, by its own clock. A heartbeat is a change of the Node's
+ * status.controlPlaneLastContact — the agent sets it on every heartbeat and nothing else writes it — seen
+ * after this process first saw the node (what is already there when it starts is not news).
+ */
+export class HeartbeatTracker {
+  private readonly now: () => number;
+  private readonly nodes = new Map<string, { token?: string; watchingSince: number; heardAt?: number }>();
+
+  constructor(opts: { now: () => number }) {
+    this.now = opts.now;
+  }
+
+  /** Records one informer event of a Node (ADDED, MODIFIED or DELETED). */
+  observe(type: string, name: string, token: string | undefined): void {
+    if (type === 'DELETED') {
+      this.nodes.delete(name);
+      return;
+    }
+    const entry = this.nodes.get(name);
+    if (!entry) this.nodes.set(name, { token, watchingSince: this.now() });
+    else if (entry.token !== token) Object.assign(entry, { token, heardAt: this.now() });
+  }
+
+  /** When the last heartbeat of `name` was observed by this process (ms), if one was. */
+  heardAt(name: string): number | undefined {
+    return this.nodes.get(name)?.heardAt;
+  }
+
+  /** When this process first saw `name` (ms), if it has. */
+  watchingSince(name: string): number | undefined {
+    return this.nodes.get(name)?.watchingSince;
+  }
+}
