@@ -1,6 +1,6 @@
 /**
- * The benchmark entry point (`npm run bench`): runs every benchmark of issue 2 in its own child process, one
- * after another, and writes bench/RESULTS.md with the date, the machine and every figure.
+ * The benchmark entry point (`npm run bench`): runs every benchmark of issues 2 (store, watch, CLI) and 3 (agents)
+ * in its own child process, one after another, and writes bench/RESULTS.md with the date, the machine and every figure.
  * The benchmarks are not tests: they measure, print markdown, and say PASS/FAIL against the issue's targets.
  */
 import { writeFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { runTsChild } from './lib/child.ts';
 import { cpuSnapshot, machineLines, otherCpu } from './lib/machine.ts';
 
 const BENCH_DIR = import.meta.dirname;
-const SECTIONS = ['store-updates.ts', 'watch-fanout.ts', 'cli-startup.ts'];
+const SECTIONS = ['store-updates.ts', 'watch-fanout.ts', 'cli-startup.ts', 'agents-fanout.ts', 'agent-reconcile.ts', 'agent-rss.ts'];
 
 function load(): string {
   return loadavg().map((l) => l.toFixed(2)).join(' / ');
@@ -46,7 +46,7 @@ for (const file of SECTIONS) results.push(await section(file));
 const cpuAfter = cpuSnapshot();
 const texts = results.map((r) => r.text);
 const doc = [
-  '# Benchmarks (issue 2)',
+  '# Benchmarks (issues 2 and 3)',
   '',
   `Measured by \`npm run bench\` (\`tsx bench/run.ts\`) on ${started.toISOString()}, all side by side in one run of`,
   `${((performance.now() - t0) / 1000).toFixed(0)} s. Each benchmark runs in its own Node process (and each store contender in its own).`,

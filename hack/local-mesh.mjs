@@ -21,7 +21,9 @@ function fail(message) {
 function start(name, bin, args, ready) {
   mkdirSync(join(home, 'logs'), { recursive: true });
   const log = createWriteStream(join(home, 'logs', `${name}.log`), { flags: 'a' });
-  const child = spawn(process.execPath, [join(dist, bin), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // The agent runs with the V8 flag its shebang carries (see hack/build.mjs): `node file` does not read shebangs.
+  const flags = bin === 'mesh-agent.js' ? ['--max-semi-space-size=1'] : [];
+  const child = spawn(process.execPath, [...flags, join(dist, bin), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const entry = { name, bin, args, ready, child };
   const i = children.findIndex((c) => c.name === name);
   if (i >= 0) children[i] = entry; else children.push(entry);

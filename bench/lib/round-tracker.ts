@@ -1,0 +1,109 @@
+/**
+ * Follows one Module change through the mesh for the 50-agent benchmark, from two admin watches (Declarations
+ * and Assignments): per node, when the controller re-rendered its Declaration with the new round, when its
+ * agent reported that generation applied (status.appliedGeneration = spec.generation), and when the
+ * controller marked its Assignment Applied at the new version. Resolves once every node has all three.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Client, WatchStream } from '../../api/client/types.ts';
+import type { KubeObject, WatchEvent } from '../../api/meta/types.ts';
+import type { Assignment, Declaration } from '../../api/v1alpha1/generated/index.ts';
+
+/** The module version of round `r` (the benchmark's Module is at this version during round r). */
+export function versionOf(round: number): string {
+  return `1.0.${round}`;
+}
+
+/** The File content of round `r`; the round is read back from rendered Declarations. */
+export function contentOf(round: number): string {
+  return `round=${round}\n${'# padding to make the file a realistic ~0.5 KiB configuration\n'.repeat(8)}`;
+}
+
+/** The round a Declaration renders (from its File's content), or -1. */
+function roundOf(decl: Declaration): number {
+  for (const r of decl.spec?.resources ?? []) {
+    const m = r.kind === 'File' ? /^round=(\d+)\n/.exec(r.spec.content ?? '') : null;
+    if (m) return Number(m[1]);
+  }
+  return -1;
+}
+
+/** Per node, the performance.now() at which each milestone of the current round was seen. */
+export interface RoundMarks {
+  written: Map<string, number>;
+  applied: Map<string, number>;
+  assigned: Map<string, number>;
+}
+
+/** See the module comment. */
+export class RoundTracker {
+  #round = -1;
+  #marks: RoundMarks = { written: new Map(), applied: new Map(), assigned: new Map() };
+  #done?: () => void;
+  #streams: WatchStream[] = [];
+  #nodes: number;
+
+  constructor(nodes: number) {
+    this.#nodes = nodes;
+  }
+
+  /** Opens both watches from `resourceVersion` (a list's, taken before anything was created). */
+  async open(client: Client, resourceVersion: string): Promise<void> {
+    for (const plural of ['declarations', 'assignments']) {
+      const s = await client.watch(plural, { resourceVersion });
+      this.#streams.push(s);
+      void this.#pump(s, plural);
+    }
+  }
+
+  async #pump(s: WatchStream, plural: string): Promise<void> {
+    for await (const ev of s.events) this.#onEvent(plural, ev);
+  }
+
+  #onEvent(plural: string, ev: WatchEvent): void {
+    if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED') return;
+    const now = performance.now();
+    const name = ev.object.metadata.name ?? '';
+    if (plural === 'declarations') this.#onDeclaration(ev.object as unknown as Declaration, name, now);
+    else this.#onAssignment(ev.object as unknown as Assignment, now);
+    const m = this.#marks;
+    if (m.applied.size === this.#nodes && m.assigned.size === this.#nodes && m.written.size === this.#nodes) this.#done?.();
+  }
+
+  #onDeclaration(d: Declaration, node: string, now: number): void {
+    if (roundOf(d) !== this.#round) return;
+    if (!this.#marks.written.has(node)) this.#marks.written.set(node, now);
+    const applied = d.status?.appliedGeneration;
+    if (applied !== undefined && applied === d.spec.generation && !this.#marks.applied.has(node)) this.#marks.applied.set(node, now);
+  }
+
+  #onAssignment(a: Assignment, now: number): void {
+    const cond = a.status?.conditions?.find((c) => c.type === 'Applied');
+    if (a.status?.version !== versionOf(this.#round) || cond?.status !== 'True') return;
+    if (!this.#marks.assigned.has(a.spec.node)) this.#marks.assigned.set(a.spec.node, now);
+  }
+
+  /** Starts a round; resolves with its marks once every node reached every milestone, rejects after `timeoutMs`. */
+  expect(round: number, timeoutMs: number): Promise<RoundMarks> {
+    this.#round = round;
+    const marks: RoundMarks = { written: new Map(), applied: new Map(), assigned: new Map() };
+    this.#marks = marks;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#done = undefined;
+        reject(new Error(`round ${round}: after ${timeoutMs} ms, ${marks.written.size} Declarations re-rendered, ` +
+          `${marks.applied.size} applied, ${marks.assigned.size} Assignments Applied (of ${this.#nodes})`));
+      }, timeoutMs);
+      this.#done = () => { clearTimeout(timer); this.#done = undefined; resolve(marks); };
+    });
+  }
+
+  close(): void {
+    for (const s of this.#streams) s.close();
+  }
+}
+
+/** The stored object's resourceVersion (for the next update). */
+export function rvOf(obj: KubeObject): string {
+  return obj.metadata.resourceVersion ?? '';
+}
