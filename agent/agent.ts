@@ -162,10 +162,16 @@ export function createAgent(opts: AgentOptions): Agent {
       generations: () => ({ received: store.declaration()?.object.spec.generation, applied: effects.appliedGeneration() }),
       outboxItems: () => store.outbox().length,
     }));
+    let heartbeatApplied: number | undefined;
     const effects = createRunEffects({
       node, store, metrics, logger: log,
       afterRun: (queued) => {
         void sync.reporter.reportDeclaration();
+        // A newly applied generation goes into the Node status at once, not at the next heartbeat.
+        if (effects.appliedGeneration() !== heartbeatApplied && reach.reachable() === true) {
+          heartbeatApplied = effects.appliedGeneration();
+          void sync.reporter.heartbeat();
+        }
         if (queued && reach.reachable() === true) void sync.reporter.flushOutbox();
       },
     });
