@@ -4,14 +4,16 @@
 // credential; and killing and restarting the agent leaves the control plane running (it is adopted).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createClient } from '../../api/client/http-client.ts';
 import { loadMeshconfig } from '../../api/client/meshconfig.ts';
 import type { KubeObject } from '../../api/meta/types.ts';
-import { freePort, servicePid, spawnAgent, waitFor } from '../../agent/testing.ts';
+import { freePort, killServices, servicePid, spawnAgent, waitFor } from '../../agent/testing.ts';
 import { buildCli, type BuiltCli } from './cli-harness.ts';
 import { initWorld } from './init-helpers.ts';
+import { spawnAgentCommand } from './join-helpers.ts';
+import { INTERVALS, applyObject, assignmentObject, moduleObject, taggedCommand, waitApplied } from './mesh-helpers.ts';
 
 type WithConditions = KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } };
 const applied = (a: WithConditions): boolean => a.status?.conditions?.some((c) => c.type === 'Applied' && c.status === 'True') ?? false;
@@ -57,5 +59,46 @@ describe('meshctl init, then the agent', () => {
     assert.ok(again.lines().some((l) => l.msg === 'Adopted service process' && l.pid === cpPid), again.output());
     assert.ok(!again.lines().some((l) => l.msg === 'Imported bootstrap Declaration'), 'the seed is imported once');
     assert.equal((await cli.run(['get', 'nodes', 'cp-1', '-o', 'name'], { config: w.meshconfig })).code, 0);
+  });
+
+  it('init → token → join: two machines join the mesh the initialised node runs, over TLS, and an assignment converges on each', async (t) => {
+    const w = initWorld(t, cli);
+    const port = await freePort();
+    assert.equal((await w.init(['--listen', `127.0.0.1:${port}`])).code, 0);
+    w.agents.push(await spawnAgent(['--state-dir', w.stateDir, '--root', w.root, ...INTERVALS]));
+    await waitFor(async () => (await cli.run(['get', 'nodes'], { config: w.meshconfig })).code === 0, 20_000, 'the control plane, run by the agent');
+
+    const joined = [];
+    for (const name of ['edge-1', 'edge-2']) {
+      const created = await cli.run(['token', 'create', '--description', name], { config: w.meshconfig });
+      assert.equal(created.code, 0, created.stderr);
+      const command = /mesh-agent join (.*)$/m.exec(created.stdout)?.[1]?.split(' ');
+      assert.ok(command, created.stdout);
+      const dirs = { stateDir: join(w.dir, name, 'state'), root: join(w.dir, name, 'root') };
+      mkdirSync(dirs.root, { recursive: true });
+      t.after(() => killServices(dirs.stateDir));
+      const agent = await spawnAgentCommand(['join', ...command, '--name', name, '--state-dir', dirs.stateDir, '--root', dirs.root, ...INTERVALS]);
+      w.agents.push(agent);
+      joined.push({ name, ...dirs });
+    }
+    const admin = createClient(loadMeshconfig(w.meshconfig));
+    t.after(() => admin.close());
+    await applyObject(admin, 'modules', moduleObject('hello', '1.0.0', [
+      { id: 'dir', kind: 'Directory', spec: { path: '/srv/hello' } },
+      { id: 'conf', kind: 'File', spec: { path: '/srv/hello/hello.conf', content: 'hello\n' } },
+      { id: 'svc', kind: 'Service', spec: { driver: 'process', command: taggedCommand('init-join'), workingDirectory: '/srv/hello' } },
+    ]));
+    for (const n of joined) await applyObject(admin, 'assignments', assignmentObject(`hello-on-${n.name}`, 'hello', n.name));
+    for (const n of joined) {
+      await waitApplied(admin, `hello-on-${n.name}`, '1.0.0').catch(async (e: Error) => {
+        const a = await admin.get('assignments', `hello-on-${n.name}`);
+        const d = await admin.get('declarations', n.name).catch(() => undefined);
+        throw new Error(`${e.message}\n${JSON.stringify(a.status)}\n${JSON.stringify(d?.status)}\n${w.agents.map((x) => x.output().slice(-2500)).join('\n---\n')}`);
+      });
+      assert.equal(readFileSync(join(n.root, 'srv/hello/hello.conf'), 'utf8'), 'hello\n');
+      assert.ok(servicePid(n.stateDir, `hello-on-${n.name}/svc`), `the service runs on ${n.name}`);
+    }
+    const tokens = await cli.run(['token', 'list'], { config: w.meshconfig });
+    assert.match(tokens.stdout, /yes \(edge-1\)[\s\S]*yes \(edge-2\)|yes \(edge-2\)[\s\S]*yes \(edge-1\)/, tokens.stdout);
   });
 });
