@@ -112,7 +112,7 @@ test('engine: a failing resource fails its later same-owner resources, other own
     assert.deepEqual(t.store.saved().map((e) => e.id), ['a/dir'], 'a failed create that made nothing leaves no claim in the inventory');
 
     const soon = await t.engine.reconcile(decl);
-    assert.match(soon.results[2]?.message ?? '', /retrying in 1s/);
+    assert.match(soon.results[2]?.message ?? '', new RegExp(`next attempt at ${new Date(now + 1000).toISOString()} after 1 failure`));
     now += 1500;
     const { mkdirSync } = await import('node:fs');
     mkdirSync(join(t.h.root, 'missing'));

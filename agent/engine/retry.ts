@@ -31,7 +31,9 @@ export function createRetryTracker(opts: RetryOptions & { clock: Clock }): Retry
       const s = state.get(id);
       const left = s ? s.nextAt - opts.clock.now() : 0;
       if (!s || left <= 0) return undefined;
-      return `retrying in ${Math.ceil(left / 1000)}s after ${s.failures} failure(s); last error: ${s.message}`;
+      // An absolute time, not a countdown: the message (reported in the Declaration status) then changes only
+      // when something happened, so reconciles while waiting do not rewrite the status.
+      return `next attempt at ${new Date(s.nextAt).toISOString()} after ${s.failures} failure(s); last error: ${s.message}`;
     },
     failed(id, message) {
       const failures = (state.get(id)?.failures ?? 0) + 1;
