@@ -31,8 +31,13 @@ export interface AgentProcess {
 }
 
 /** Runs `node --import tsx agent/main.ts run …args` and waits for "Started agent" (or its exit). */
-export async function spawnAgent(args: string[], timeoutMs = 20_000): Promise<AgentProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'agent/main.ts', 'run', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnAgent(args: string[], timeoutMs = 20_000): Promise<AgentProcess> {
+  return spawnAgentCommand(['run', ...args], timeoutMs);
+}
+
+/** Runs `mesh-agent <command> …` through tsx (`join` or `run`) and waits for "Started agent" (or its exit). */
+export async function spawnAgentCommand(args: string[], timeoutMs = 20_000): Promise<AgentProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'agent/main.ts', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
   child.stderr.setEncoding('utf8').on('data', (d: string) => { out += d; });
@@ -44,9 +49,9 @@ export async function spawnAgent(args: string[], timeoutMs = 20_000): Promise<Ag
     if (!done) child.kill(signal);
     return exited;
   };
-  const ready = await waitFor(() => lines().find((l) => l.msg === 'Started agent') ?? (done ? 'exited' : undefined), timeoutMs)
+  const ready = await waitFor(() => lines().find((l) => l.msg === 'Started agent') ?? (done ? 'exited' : undefined), timeoutMs, 'Started agent')
     .catch(async (e: unknown) => { await kill(); throw new Error(`${(e as Error).message}\n${out}`); });
-  if (ready === 'exited') throw new Error(`mesh-agent exited before it started:\n${out}`);
+  if (ready === 'exited') throw new Error(`mesh-agent ${args[0]} exited before it started:\n${out}`);
   return { pid: child.pid!, metrics: String(ready.metrics ?? ''), output: () => out, lines, exited, kill };
 }
 

@@ -7,7 +7,7 @@
  * status (HeartbeatTracker), and the observation time — never the agent's clock — becomes `lastSeen`.
  */
 import type { Condition } from '../api/meta/types.ts';
-import { humanDuration } from '../api/server/table.ts';
+import { humanDuration } from '../api/meta/human-duration.ts';
 import type { Mesh } from '../api/v1alpha1/generated/index.ts';
 
 /** The condition type that says whether the control plane hears from the node's agent. */

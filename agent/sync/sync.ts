@@ -4,24 +4,12 @@
  * it changed, and deliver the outbox. When contact returns after an outage it reports at once: the
  * status of the current generation (in full), a heartbeat, and the outbox; and wakes the watch.
  */
-import type { Client } from '../../api/client/types.ts';
 import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
-import type { Logger } from '../engine/types.ts';
-import type { AgentStore } from '../store/agent-store.ts';
 import { startDeclarationWatch, type DeclarationWatch } from './declaration-watch.ts';
-import type { Reachability } from './reachability.ts';
-import { createReporter, type Reporter, type ReportState } from './reporter.ts';
+import { createReporter, type Reporter, type ReporterOptions } from './reporter.ts';
 
 /** Options of `createSync`. */
-export interface SyncOptions {
-  client: Client;
-  node: string;
-  site?: string;
-  store: AgentStore;
-  reach: Reachability;
-  logger: Logger;
-  agentVersion: string;
-  state: ReportState;
+export interface SyncOptions extends ReporterOptions {
   heartbeatIntervalMs: number;
   /** Called for every Declaration seen; decides whether it is new (persist, acknowledge, reconcile). */
   onDeclaration(obj: Declaration): Promise<void>;

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { kindByPlural } from '../v1alpha1/kinds.ts';
-import { humanDuration, toTable } from './table.ts';
+import { humanDuration } from '../meta/human-duration.ts';
+import { toTable } from './table.ts';
 
 test('humanDuration prints ages like kubectl', () => {
   const s = 1000;

@@ -3,6 +3,7 @@
  * watch events are served as `meta.k8s.io/v1 Table`s whose columns are NAME, the kind's print columns
  * (KindInfo.columns) and AGE, so `kubectl get nodes` prints our columns.
  */
+import { humanDuration } from '../meta/human-duration.ts';
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../meta/api-error.ts';
 import type { KubeObject } from '../meta/types.ts';
@@ -88,24 +89,4 @@ function cell(col: PrintColumn, obj: KubeObject, now: number): unknown {
 function age(timestamp: string | undefined, now: number): string {
   const t = timestamp ? Date.parse(timestamp) : NaN;
   return Number.isNaN(t) ? '<unknown>' : humanDuration(now - t);
-}
-
-/** Kubernetes' `duration.HumanDuration`: `45s`, `5m3s`, `3h`, `2d4h`, `1y30d` (as kubectl prints ages). */
-export function humanDuration(ms: number): string {
-  const s = Math.floor(ms / 1000);
-  if (s < -1) return '<invalid>';
-  if (s < 0) return '0s';
-  if (s < 120) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 10) return s % 60 === 0 ? `${m}m` : `${m}m${s % 60}s`;
-  if (m < 180) return `${m}m`;
-  const h = Math.floor(m / 60);
-  if (h < 8) return m % 60 === 0 ? `${h}h` : `${h}h${m % 60}m`;
-  if (h < 48) return `${h}h`;
-  if (h < 24 * 8) return h % 24 === 0 ? `${Math.floor(h / 24)}d` : `${Math.floor(h / 24)}d${h % 24}h`;
-  if (h < 24 * 365 * 2) return `${Math.floor(h / 24)}d`;
-  const y = Math.floor(h / 24 / 365);
-  const d = Math.floor(h / 24) % 365;
-  if (h < 24 * 365 * 8) return d === 0 ? `${y}y` : `${y}y${d}d`;
-  return `${y}y`;
 }

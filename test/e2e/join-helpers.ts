@@ -2,11 +2,10 @@
  * Helpers of the join e2e tests (test/e2e/join-*.test.ts): node keys, join tokens and joins through the
  * real API, and running `mesh-agent join` as a real process (waiting for its ready line, or its exit).
  */
-import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import type { ClientConfig } from '../../api/client/types.ts';
-import { waitFor, type AgentProcess } from '../../agent/testing.ts';
-import { REPO_ROOT, httpRequest, type HttpResult } from '../harness.ts';
+import { spawnAgentCommand as spawnAgentWith, type AgentProcess } from '../../agent/testing.ts';
+import { httpRequest, type HttpResult } from '../harness.ts';
 
 export const API = '/apis/meshctl.dev/v1alpha1';
 
@@ -37,22 +36,7 @@ export function asNode(cfg: ClientConfig, credential: string): ClientConfig {
   return { ...cfg, token: credential };
 }
 
-/** Spawns `mesh-agent <args>` (through tsx) and waits for "Started agent" (the first argument is the command: join or run). */
-export async function spawnAgentCommand(args: string[], timeoutMs = 30_000): Promise<AgentProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'agent/main.ts', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { out += d; });
-  const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, sig) => resolve(code ?? sig)));
-  let done = false;
-  void exited.then(() => { done = true; });
-  const lines = (): Array<Record<string, unknown>> => out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
-  const kill = async (signal: NodeJS.Signals = 'SIGKILL'): Promise<number | string | null> => {
-    if (!done) child.kill(signal);
-    return exited;
-  };
-  const ready = await waitFor(() => lines().find((l) => l.msg === 'Started agent') ?? (done ? 'exited' : undefined), timeoutMs, 'Started agent')
-    .catch(async (e: unknown) => { await kill(); throw new Error(`${(e as Error).message}\n${out}`); });
-  if (ready === 'exited') throw new Error(`mesh-agent ${args[0]} exited before it started:\n${out}`);
-  return { pid: child.pid!, metrics: String(ready.metrics ?? ''), output: () => out, lines, exited, kill };
+/** `mesh-agent <command> …` through tsx, waiting for "Started agent" (join then runs; joins take longer). */
+export function spawnAgentCommand(args: string[], timeoutMs = 30_000): Promise<AgentProcess> {
+  return spawnAgentWith(args, timeoutMs);
 }
