@@ -4,7 +4,8 @@
 // credential; and killing and restarting the agent leaves the control plane running (it is adopted).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '../../api/client/http-client.ts';
 import { loadMeshconfig } from '../../api/client/meshconfig.ts';
@@ -68,15 +69,21 @@ describe('meshctl init, then the agent', () => {
     w.agents.push(await spawnAgent(['--state-dir', w.stateDir, '--root', w.root, ...INTERVALS]));
     await waitFor(async () => (await cli.run(['get', 'nodes'], { config: w.meshconfig })).code === 0, 20_000, 'the control plane, run by the agent');
 
+    // The joining machines' directories live apart from the init world's, so that its cleanup (agents killed,
+    // then its directory removed) runs first and this one can still find their services' pid records.
+    const machines = mkdtempSync(join(tmpdir(), 'meshctl-join-'));
+    t.after(() => {
+      for (const name of ['edge-1', 'edge-2']) killServices(join(machines, name, 'state'));
+      rmSync(machines, { recursive: true, force: true });
+    });
     const joined = [];
     for (const name of ['edge-1', 'edge-2']) {
       const created = await cli.run(['token', 'create', '--description', name], { config: w.meshconfig });
       assert.equal(created.code, 0, created.stderr);
       const command = /mesh-agent join (.*)$/m.exec(created.stdout)?.[1]?.split(' ');
       assert.ok(command, created.stdout);
-      const dirs = { stateDir: join(w.dir, name, 'state'), root: join(w.dir, name, 'root') };
+      const dirs = { stateDir: join(machines, name, 'state'), root: join(machines, name, 'root') };
       mkdirSync(dirs.root, { recursive: true });
-      t.after(() => killServices(dirs.stateDir));
       const agent = await spawnAgentCommand(['join', ...command, '--name', name, '--state-dir', dirs.stateDir, '--root', dirs.root, ...INTERVALS]);
       w.agents.push(agent);
       joined.push({ name, ...dirs });
