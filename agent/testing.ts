@@ -91,13 +91,13 @@ export function serviceRecords(stateDir: string): ProcessRecord[] {
 /** The live pid of a service by resource id, or undefined. */
 export function servicePid(stateDir: string, id: string): number | undefined {
   const rec = serviceRecords(stateDir).find((r) => r.id === id);
-  return rec && isSameProcess(rec.pid, rec.startTime, rec.command) ? rec.pid : undefined;
+  return rec && isSameProcess(rec.pid, rec.startTime, rec.bootId) ? rec.pid : undefined;
 }
 
 /** SIGKILLs every service process recorded in the state directory that is still that process. */
 export function killServices(stateDir: string): void {
   for (const rec of serviceRecords(stateDir)) {
-    if (isSameProcess(rec.pid, rec.startTime, rec.command)) {
+    if (isSameProcess(rec.pid, rec.startTime, rec.bootId)) {
       try { process.kill(rec.pid, 'SIGKILL'); } catch { /* already gone */ }
     }
   }

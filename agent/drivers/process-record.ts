@@ -1,7 +1,8 @@
 /**
  * The pid file the process supervisor keeps per service in its state directory, and the /proc checks
- * that decide whether a recorded pid is still the process it started (same start time, same argv) —
- * so a new agent can adopt it and never signals an unrelated process that reused the pid.
+ * that decide whether a recorded pid is still the process it started (same boot, same start time) — so a
+ * new agent can adopt it and never signals an unrelated process that reused the pid. Not the argv: a
+ * process may rewrite it (setproctitle, exec from a wrapper, a shebang script shows its interpreter).
  */
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, unlink } from 'node:fs/promises';
@@ -13,8 +14,10 @@ import { atomicWriteFile, errnoCode } from './fs-util.ts';
 export interface ProcessRecord {
   id: string;
   pid: number;
-  /** Field 22 of /proc/<pid>/stat: with the pid, identifies one process for its whole life. */
+  /** Field 22 of /proc/<pid>/stat: with the pid and the boot, identifies one process for its whole life. */
   startTime: string;
+  /** /proc/sys/kernel/random/boot_id when it was started (start times restart from zero at every boot). */
+  bootId?: string;
   command: string[];
   env: Record<string, string>;
   cwd: string;
@@ -82,10 +85,19 @@ export function procArgv(pid: number): string[] | undefined {
   }
 }
 
-/** Whether `pid` is alive (not a zombie), started at `startTime`, and runs exactly `command`. */
-export function isSameProcess(pid: number, startTime: string, command: string[]): boolean {
+let bootId: string | undefined;
+
+/** This boot's id (/proc/sys/kernel/random/boot_id), or '' where the kernel does not provide one. */
+export function currentBootId(): string {
+  if (bootId === undefined) {
+    try { bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(); } catch { bootId = ''; }
+  }
+  return bootId;
+}
+
+/** Whether `pid` is alive (not a zombie) and is the process started at `startTime` during boot `boot` (when known). */
+export function isSameProcess(pid: number, startTime: string, boot?: string): boolean {
+  if (boot !== undefined && boot !== currentBootId()) return false;
   const st = procStat(pid);
-  if (!st || st.state === 'Z' || st.state === 'X' || st.startTime !== startTime) return false;
-  const argv = procArgv(pid);
-  return argv !== undefined && argv.length === command.length && argv.every((a, i) => a === command[i]);
+  return !!st && st.state !== 'Z' && st.state !== 'X' && st.startTime === startTime;
 }

@@ -36,7 +36,9 @@ export async function spawnService(opts: { stateDir: string; id: string; spec: P
   const fd = await openLog(opts.stateDir, opts.id, `starting ${JSON.stringify(spec.command)}`);
   let child: ChildProcess;
   try {
-    child = spawn(file, args, { cwd: spec.cwd, env: { ...opts.baseEnv, ...spec.env }, stdio: ['ignore', fd, fd], detached: false });
+    // detached: the service leads its own session and process group, so that stopping it stops what it
+    // started too (terminate signals the group), and a Ctrl-C meant for the agent does not reach it.
+    child = spawn(file, args, { cwd: spec.cwd, env: { ...opts.baseEnv, ...spec.env }, stdio: ['ignore', fd, fd], detached: true });
   } finally {
     closeSync(fd);
   }

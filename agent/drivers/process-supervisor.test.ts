@@ -161,3 +161,41 @@ test('process: logs are rotated at the size cap', async () => {
     await t.cleanup();
   }
 });
+
+test('process: stopping a service stops what it started too (its own process group)', async () => {
+  const t = setup();
+  try {
+    const st = await t.sup.ensure('tree', { command: ['sh', '-c', `${node} -e "${forever}" & wait`], env: {}, cwd: '/', restart: 'always', fingerprint: 'tree' });
+    t.pids.add(st.pid!);
+    const child = await until('the service\'s child', () => {
+      const out = readFileSync(`/proc/${st.pid}/task/${st.pid}/children`, 'utf8').trim();
+      return out ? Number(out.split(' ')[0]) : undefined;
+    });
+    t.pids.add(child);
+    assert.equal(readFileSync(`/proc/${child}/stat`, 'utf8').split(') ')[1]!.split(' ')[2], String(st.pid), 'the child is in the service\'s group');
+    await t.sup.stop('tree');
+    assert.equal(alive(st.pid), false);
+    assert.equal(alive(child), false, 'the child was stopped with its service, not left to init');
+  } finally {
+    await t.cleanup();
+  }
+});
+
+test('process: a new supervisor adopts a service whose argv no longer matches its command (exec, setproctitle)', async () => {
+  const t = setup();
+  try {
+    // `sh -c 'exec node …'` replaces the shell: /proc/<pid>/cmdline is node's, not the declared command.
+    const declared = { command: ['sh', '-c', `exec ${node} -e "${forever}"`], env: {}, cwd: '/', restart: 'always' as const, fingerprint: 'exec' };
+    const st = await t.sup.ensure('exec', declared);
+    t.pids.add(st.pid!);
+    await until('the exec', () => (procArgv(st.pid!) ?? [])[0] === node);
+    t.sup.close();
+    const next = t.make();
+    const again = await next.ensure('exec', declared);
+    assert.equal(again.pid, st.pid, 'adopted, not started a second time');
+    assert.equal(again.adopted, true);
+    await t.cleanup(next);
+  } finally {
+    await t.cleanup();
+  }
+});

@@ -7,7 +7,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Clock, RestartPolicy } from '../engine/types.ts';
 import { logPath, rotateLog } from './log-file.ts';
-import { deleteRecord, isSameProcess, readRecord, writeRecord } from './process-record.ts';
+import { currentBootId, deleteRecord, isSameProcess, readRecord, writeRecord } from './process-record.ts';
 import { spawnService } from './process-spawn.ts';
 import {
   DEFAULT_BACKOFF, type ProcessPhase, type ProcessSpec, type ProcessStatus, type ProcessSupervisor, type ProcessSupervisorOptions,
@@ -52,12 +52,12 @@ export function createProcessSupervisor(opts: ProcessSupervisorOptions): Process
 
   const alive = (e: Entry): boolean => (e.child
     ? e.child.exitCode === null && e.child.signalCode === null
-    : e.pid !== undefined && isSameProcess(e.pid, e.startTime, e.spec.command));
+    : e.pid !== undefined && isSameProcess(e.pid, e.startTime));
 
   /** Queues a pid-file write; the returned promise rejects on failure (the queue itself never does). */
   function persist(e: Entry): Promise<void> {
     const write = e.writes.then(() => writeRecord(stateDir, {
-      id: e.id, pid: e.pid ?? 0, startTime: e.startTime, command: e.spec.command, env: e.spec.env, cwd: e.spec.cwd,
+      id: e.id, pid: e.pid ?? 0, startTime: e.startTime, bootId: currentBootId(), command: e.spec.command, env: e.spec.env, cwd: e.spec.cwd,
       restart: e.spec.restart, fingerprint: e.spec.fingerprint, startedAt: new Date(e.startedAtMs).toISOString(),
       exited: e.phase === 'exited' ? e.lastExit : undefined,
     }));
@@ -120,7 +120,7 @@ export function createProcessSupervisor(opts: ProcessSupervisorOptions): Process
     e.startedAtMs = Date.parse(rec.startedAt) || clock.now();
     if (rec.exited) {
       Object.assign(e, { phase: 'exited', lastExit: rec.exited });
-    } else if (isSameProcess(rec.pid, rec.startTime, rec.command)) {
+    } else if (isSameProcess(rec.pid, rec.startTime, rec.bootId)) {
       Object.assign(e, { phase: 'running', pid: rec.pid, startTime: rec.startTime, adopted: true });
       logger.info('Adopted service process', { id, pid: rec.pid });
     } else {
@@ -132,15 +132,17 @@ export function createProcessSupervisor(opts: ProcessSupervisorOptions): Process
     return e;
   }
 
+  /**
+   * Stops a service and everything it started: each service leads its own process group (see
+   * process-spawn.ts), so the signals go to the group, and the group must be empty before it counts as stopped.
+   */
   async function terminate(e: Entry, graceMs: number): Promise<void> {
-    const signal = (sig: NodeJS.Signals): void => {
-      if (e.child) e.child.kill(sig);
-      else if (alive(e)) process.kill(e.pid!, sig);
-    };
-    signal('SIGTERM');
-    if (await waitUntil(() => !alive(e), graceMs)) return;
-    signal('SIGKILL');
-    if (!(await waitUntil(() => !alive(e), 5000))) throw new Error(`service ${e.id} (pid ${e.pid}) did not exit after SIGKILL`);
+    if (e.pid === undefined || !(e.child || alive(e))) return;
+    const group = e.pid;
+    signalGroup(group, 'SIGTERM');
+    if (await waitUntil(() => !groupAlive(group), graceMs)) return;
+    signalGroup(group, 'SIGKILL');
+    if (!(await waitUntil(() => !groupAlive(group), 5000))) throw new Error(`service ${e.id} (process group ${group}) did not exit after SIGKILL`);
   }
 
   async function stop(id: string): Promise<void> {
@@ -215,4 +217,14 @@ async function waitUntil(cond: () => boolean, ms: number): Promise<boolean> {
     await new Promise((r) => setTimeout(r, 20));
   }
   return true;
+}
+
+/** Sends `sig` to a process group (absent is fine). */
+function signalGroup(pgid: number, sig: NodeJS.Signals): void {
+  try { process.kill(-pgid, sig); } catch { /* already gone */ }
+}
+
+/** Whether any process of the group is still alive. */
+function groupAlive(pgid: number): boolean {
+  try { process.kill(-pgid, 0); return true; } catch { return false; }
 }

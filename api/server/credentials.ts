@@ -50,9 +50,20 @@ export function createNodeCredentials(opts: NodeCredentialsOptions): NodeCredent
   };
   rebuild();
 
+  /**
+   * `node`'s credential Secret, only while it belongs to the Node that exists under that name now: a Node
+   * deleted with propagationPolicy=Orphan leaves its Secret behind, and that credential must stop working
+   * (and the name must be free to join again) all the same.
+   */
+  const secretOf = (node: string) => {
+    const secret = readSecret(store, nodeSecretName(node), 'node-credential');
+    const uid = store.get('nodes', node)?.metadata.uid;
+    return secret && uid && secret.metadata.ownerReferences?.some((r) => r.uid === uid) ? secret : undefined;
+  };
+
   /** True when `node`'s stored credential has this hash (constant time). */
   const matches = (node: string, sha: string): boolean => {
-    const stored = readSecret(store, nodeSecretName(node), 'node-credential')?.data.sha256;
+    const stored = secretOf(node)?.data.sha256;
     return stored !== undefined && sameHash(stored, sha);
   };
 
@@ -67,7 +78,7 @@ export function createNodeCredentials(opts: NodeCredentialsOptions): NodeCredent
       }
       return node !== undefined && matches(node, sha) ? { kind: 'node', name: node } : undefined;
     },
-    nodeKey: (node) => readSecret(store, nodeSecretName(node), 'node-credential')?.data.nodeKey,
+    nodeKey: (node) => secretOf(node)?.data.nodeKey,
     async issue(node, nodeKey) {
       const name = node.metadata.name!;
       const credential = randomBytes(32).toString('base64url');

@@ -33,6 +33,13 @@ export function nodeRestrictedStore(store: Store, self: string): Store {
 
 /** Throws 403 unless the Event is about node `self`'s own objects. */
 export function checkEvent(store: Store, self: string, event: KubeObject): void {
+  // Ownership and finalizers are not a node's to set: an ownerReference chain would let it shape what an
+  // admin's delete cascades through.
+  const meta = event.metadata ?? {};
+  if ((meta.ownerReferences?.length ?? 0) > 0 || (meta.finalizers?.length ?? 0) > 0) {
+    throw forbidden({ kind: 'node', name: self }, { verb: 'create', plural: 'events', path: '' },
+      'a node may not set ownerReferences or finalizers on the events it creates');
+  }
   const about = (event.involvedObject ?? {}) as { kind?: unknown; name?: unknown };
   const kind = typeof about.kind === 'string' ? about.kind : '';
   const name = typeof about.name === 'string' ? about.name : '';

@@ -31,14 +31,22 @@ export function orphanDependents(state: StoreState, txn: Txn, uid: string): void
   }
 }
 
-function deleteDependent(state: StoreState, txn: Txn, plural: string, dep: KubeObject, ownerUid: string): void {
+/** Handles one dependent of a removed owner; returns its uid when it was removed too (its dependents are next). */
+function deleteDependent(state: StoreState, txn: Txn, plural: string, dep: KubeObject, ownerUid: string): string | undefined {
   const otherOwners = (dep.metadata.ownerReferences ?? []).filter((r) => r.uid !== ownerUid && state.hasUid(r.uid));
   if (otherOwners.length > 0) state.put(txn, plural, withoutOwner(dep, ownerUid), 'MODIFIED');
   else if (hasFinalizers(dep)) markDeleting(state, txn, plural, dep);
-  else removeObject(state, txn, plural, dep, 'Background');
+  else {
+    state.remove(txn, plural, dep);
+    return dep.metadata.uid;
+  }
+  return undefined;
 }
 
-/** Removes an object now and cascades to its dependents per `policy`; returns the object as deleted. */
+/**
+ * Removes an object now and cascades to its dependents per `policy`; returns the object as deleted.
+ * The cascade walks a work list, not the call stack, so an ownership chain of any depth cannot overflow it.
+ */
 export function removeObject(state: StoreState, txn: Txn, plural: string, obj: KubeObject, policy: Policy): KubeObject {
   const gone = state.remove(txn, plural, obj);
   const uid = obj.metadata.uid;
@@ -47,9 +55,13 @@ export function removeObject(state: StoreState, txn: Txn, plural: string, obj: K
     orphanDependents(state, txn, uid);
     return gone;
   }
-  for (const ref of state.dependents(uid)) {
-    const dep = state.get(ref.plural, ref.name);
-    if (dep) deleteDependent(state, txn, ref.plural, dep, uid);
+  const owners = [uid];
+  for (let owner = owners.pop(); owner !== undefined; owner = owners.pop()) {
+    for (const ref of state.dependents(owner)) {
+      const dep = state.get(ref.plural, ref.name);
+      const removed = dep && deleteDependent(state, txn, ref.plural, dep, owner);
+      if (removed) owners.push(removed);
+    }
   }
   return gone;
 }

@@ -2,6 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError } from '../meta/api-error.ts';
 import type { KubeObject } from '../meta/types.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore } from './index.ts';
 import { node, record, settle, tempStore } from './testdata/helpers.ts';
 
 function rejectsWith(p: Promise<unknown>, reason: string, message?: RegExp): Promise<void> {
@@ -167,6 +171,20 @@ test('cascade: dependents in any kind go with their owner, recursively, honourin
   const events = await w.next(3);
   assert.deepEqual(events.map((e) => `${e.type} ${e.object.metadata.name}`).sort(), ['DELETED c1', 'MODIFIED c2', 'MODIFIED shared']);
   w.stop();
+});
+
+test('cascade through an ownership chain deeper than the call stack: all of it goes, on disk too', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'meshctl-store-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const store = await openStore({ dir, logger: () => {} });
+  let owner = await store.create('nodes', node('root'));
+  for (let i = 0; i < 5000; i++) owner = await store.create('events', ownedBy(owner, `e${i}`));
+  await store.delete('nodes', 'root');
+  assert.equal(store.list('events').items.length, 0);
+  await store.close();
+  const again = await openStore({ dir, logger: () => {} });
+  assert.equal(again.list('events').items.length, 0, 'the journal holds the whole cascade');
+  await again.close();
 });
 
 test('Orphan leaves dependents and removes their ownerReferences', async (t) => {

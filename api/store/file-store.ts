@@ -140,7 +140,11 @@ export class DurableStore implements FileStore {
       }]);
     }
     next = withGeneration(stored, next);
-    if (deepEqual(next, stored)) return stored;
+    if (deepEqual(next, stored)) {
+      // Nothing to write, but what was read may be another request's write still being made durable.
+      if (!opts.dryRun) await this.#db.write();
+      return stored;
+    }
     const finishing = stored.metadata.deletionTimestamp !== undefined && !hasFinalizers(next);
     if (opts.dryRun) return next;
     const txn = new Txn();
@@ -211,7 +215,10 @@ export class DurableStore implements FileStore {
 
   /** Journals one operation (staging its line in db.data, its events in the hub) and waits until durable. */
   async #commit(txn: Txn): Promise<void> {
-    if (txn.lines.length === 0) return;
+    if (txn.lines.length === 0) {
+      await this.#db.write(); // nothing new: wait until what this answer reflects is durable
+      return;
+    }
     this.#db.data.changes.push(txn.entry());
     this.#hub.stage(txn.events);
     try {

@@ -44,6 +44,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<FileStore> {
     hub = new WatchHub({
       capacity, startRv: db.data.rv, logger: log,
       list: (plural, o) => ({ items: state.list(plural, o), resourceVersion: String(db.data.rv) }),
+      currentRv: () => db.data.rv,
     });
     return new DurableStore({ db, adapter, hub, state, lock, log });
   } catch (e) {

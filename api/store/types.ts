@@ -34,7 +34,8 @@ export interface DeleteOptions extends WriteOptions {
 export interface WatchOptions extends ListOptions {
   /**
    * Where to start. Absent or '0': first an ADDED event for every current object, then changes.
-   * Otherwise: every change after that resourceVersion; throws ApiError Expired (410) when it is older than the log.
+   * Otherwise: every change after that resourceVersion; throws ApiError Expired (410) when it is older than the log,
+   * or newer than any resourceVersion the store has issued (the client must relist).
    */
   resourceVersion?: string;
 }

@@ -20,6 +20,8 @@ export interface WatchHubOptions {
   logger: (line: object) => void;
   /** Lists the current objects of a kind (for watches from resourceVersion 0). */
   list: (plural: string, opts: ListOptions) => { items: KubeObject[]; resourceVersion: string };
+  /** The newest resourceVersion the store has issued (durable or not). */
+  currentRv: () => number;
 }
 
 /** Watch registration, event log and delivery (see the file comment). */
@@ -27,6 +29,7 @@ export class WatchHub {
   readonly #log: WatchLog;
   readonly #logger: (line: object) => void;
   readonly #list: WatchHubOptions['list'];
+  readonly #currentRv: WatchHubOptions['currentRv'];
   readonly #byPlural = new Map<string, Set<Watcher>>();
   readonly #unready = new Set<Watcher>();
   #staged: StoreEvent[] = [];
@@ -38,6 +41,7 @@ export class WatchHub {
     this.#log = new WatchLog({ capacity: opts.capacity, startRv: opts.startRv });
     this.#logger = opts.logger;
     this.#list = opts.list;
+    this.#currentRv = opts.currentRv;
     this.#durableRv = opts.startRv;
   }
 
@@ -77,6 +81,11 @@ export class WatchHub {
       if (!/^\d+$/.test(from)) throw ApiError.badRequest(`invalid resourceVersion "${from}": expected a decimal number`);
       cursor = Number(from);
       if (cursor < this.#log.resumableFrom) throw this.#tooOld(cursor);
+      // A resourceVersion this store never issued (a client of a store restored from a backup, or one that
+      // read a write a crash then lost): resuming from it would skip events, so the client must relist.
+      if (cursor > this.#currentRv()) {
+        throw ApiError.gone(`resource version ${cursor} is newer than this store's ${this.#currentRv()}: list again`);
+      }
     }
     const w = new Watcher({ plural, label, field, cursor, initial, onEvent, onError: (x, err) => this.#failed(x, err) });
     let set = this.#byPlural.get(plural);

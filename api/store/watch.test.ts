@@ -40,14 +40,9 @@ test('a watch from resourceVersion N replays every later change of that kind, th
   await store.create('nodes', node('b'));
   assert.deepEqual(names(await w.next(3)).slice(2), ['ADDED b']);
   w.stop();
-  const future = record(store, 'nodes', { resourceVersion: '7' });
-  await store.create('nodes', node('c')); // rv 6: before the watch's start
-  await store.create('nodes', node('d')); // rv 7
-  await store.create('nodes', node('e')); // rv 8
-  assert.deepEqual(names(await future.next(1)), ['ADDED e'], 'a resourceVersion in the future waits for it');
-  await settle();
-  assert.equal(future.events.length, 1);
-  future.stop();
+  // A resourceVersion the store never issued (a client of a store restored from an older backup) would skip
+  // whatever the store writes up to it: 410, so the client relists.
+  assert.throws(() => store.watch('nodes', { resourceVersion: '7' }, () => {}), (e: ApiError) => e.code === 410 && /newer than this store's 5/.test(e.message));
 });
 
 test('resuming from before the event log is 410 Expired; within it works; after reopen only the current rv', async (t) => {

@@ -140,3 +140,28 @@ test('deleting a Node deletes its credential: the node is refused from then on a
   const again = await postJoin(srv.config, { token: (await createToken(srv.config)).token, nodeName: 'j6', nodeKey: newNodeKey() });
   assert.equal(again.status, 200, 'another key may take the name once the node was deleted');
 });
+
+test('a Node deleted with propagationPolicy=Orphan takes its credential with it all the same', async () => {
+  const r = await postJoin(srv.config, { token: (await createToken(srv.config)).token, nodeName: 'j7', nodeKey: newNodeKey() });
+  const node = asNode(srv.config, r.json.credential);
+  assert.equal((await httpRequest(node, 'GET', `${API}/nodes/j7`)).status, 200);
+  assert.equal((await srv.request('DELETE', `${API}/nodes/j7?propagationPolicy=Orphan`)).status, 200);
+  refused(await httpRequest(node, 'GET', `${API}/nodes/j7`), 401, /Unauthorized/);
+  const again = await postJoin(srv.config, { token: (await createToken(srv.config)).token, nodeName: 'j7', nodeKey: newNodeKey() });
+  assert.equal(again.status, 200, 'the name is free to join again');
+  refused(await httpRequest(node, 'GET', `${API}/nodes/j7`), 401, /Unauthorized/);
+});
+
+test('a node may not set ownerReferences or finalizers on the events it creates', async () => {
+  const r = await postJoin(srv.config, { token: (await createToken(srv.config)).token, nodeName: 'j8', nodeKey: newNodeKey() });
+  const node = asNode(srv.config, r.json.credential);
+  const owner = (await srv.request('GET', `${API}/nodes/j8`)).json;
+  const event = (extra: object) => ({
+    apiVersion: 'meshctl.dev/v1alpha1', kind: 'Event', metadata: { generateName: 'j8-', ...extra },
+    involvedObject: { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', name: 'j8' }, type: 'Normal', reason: 'Test', message: 'm',
+  });
+  assert.equal((await httpRequest(node, 'POST', `${API}/events`, event({}))).status, 201);
+  const chained = await httpRequest(node, 'POST', `${API}/events`, event({ ownerReferences: [{ apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', name: 'j8', uid: owner.metadata.uid }] }));
+  refused(chained, 403, /ownerReferences or finalizers/);
+  refused(await httpRequest(node, 'POST', `${API}/events`, event({ finalizers: ['x'] })), 403, /ownerReferences or finalizers/);
+});
