@@ -1,7 +1,7 @@
 /**
  * Finds and loads the meshconfig meshctl talks with. In order: `--config FILE`, `$MESHCONFIG`,
- * `./.meshctl/admin.meshconfig`, `./.meshctl/control-plane/admin.meshconfig` (what `npm start` writes),
- * `~/.meshctl/config`.
+ * `./.meshctl/admin.meshconfig`, `./.meshctl/local/control-plane/admin.meshconfig` (what `npm start`'s local
+ * mesh writes), `./.meshctl/control-plane/admin.meshconfig` (`meshctl init` as a non-root user), `~/.meshctl/config`.
  */
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -26,6 +26,7 @@ export function findConfigPath(opts: ConfigLookup = {}): string | undefined {
   const cwd = opts.cwd ?? process.cwd();
   const candidates = [
     join(cwd, '.meshctl', 'admin.meshconfig'),
+    join(cwd, '.meshctl', 'local', 'control-plane', 'admin.meshconfig'),
     join(cwd, '.meshctl', 'control-plane', 'admin.meshconfig'),
     join(opts.home ?? homedir(), '.meshctl', 'config'),
   ];
@@ -38,7 +39,7 @@ export function loadConfig(opts: ConfigLookup = {}): ClientConfig {
   if (!path) {
     throw new CliError(
       'no meshconfig found: pass --config FILE or set MESHCONFIG to the admin.meshconfig a control plane wrote ' +
-        '(`npm start` writes ./.meshctl/control-plane/admin.meshconfig; `mesh-control-plane --data-dir DIR` writes DIR/admin.meshconfig), ' +
+        '(`npm start` writes ./.meshctl/local/control-plane/admin.meshconfig; `mesh-control-plane --data-dir DIR` writes DIR/admin.meshconfig), ' +
         'or copy one to ~/.meshctl/config',
     );
   }

@@ -42,7 +42,8 @@ function rootHelp(): string {
     '',
     'Global flags:',
     '  --config FILE   the meshconfig to use (default: $MESHCONFIG, ./.meshctl/admin.meshconfig,',
-    '                  ./.meshctl/control-plane/admin.meshconfig, ~/.meshctl/config)',
+    '                  ./.meshctl/local/control-plane/admin.meshconfig, ./.meshctl/control-plane/admin.meshconfig,',
+    '                  ~/.meshctl/config; --kubeconfig is the same flag)',
     '  -h, --help      help for meshctl or a command',
     '',
     "Use 'meshctl <command> --help' for more information about a command.",
@@ -78,6 +79,8 @@ function makeContext(command: Command, argv: string[]): { ctx: CommandContext; d
 
 /** Runs meshctl with the given arguments and resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
+  // kubectl users type --kubeconfig: the meshconfig is a kubeconfig, so it is the same flag.
+  argv = argv.map((w) => (w === '--kubeconfig' ? '--config' : w.startsWith('--kubeconfig=') ? `--config=${w.slice(13)}` : w));
   const { name, rest } = splitCommand(argv);
   if (!name || name === 'help') {
     const topic = name === 'help' ? rest.find((w) => !w.startsWith('-')) : undefined;

@@ -23,7 +23,8 @@ function start(name, bin, args, ready) {
   const log = createWriteStream(join(home, 'logs', `${name}.log`), { flags: 'a' });
   // The agent runs with the V8 flag its shebang carries (see hack/build.mjs): `node file` does not read shebangs.
   const flags = bin === 'mesh-agent.js' ? ['--max-semi-space-size=1'] : [];
-  const child = spawn(process.execPath, [...flags, join(dist, bin), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // detached: a Ctrl-C in the terminal reaches this script only, which then stops each process once, in order.
+  const child = spawn(process.execPath, [...flags, join(dist, bin), ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const entry = { name, bin, args, ready, child };
   const i = children.findIndex((c) => c.name === name);
   if (i >= 0) children[i] = entry; else children.push(entry);
@@ -41,20 +42,28 @@ function start(name, bin, args, ready) {
       if (stopping || !ready.done) return;
       console.error(`\n${name} stopped (${signal ?? `exit ${code}`}).` + (name === 'control-plane'
         ? ' Every node goes on running what it was last told; only change stops.' : ''));
-      console.error('Press Enter to start what stopped again; Ctrl-C stops everything.');
+      console.error(name === 'control-plane' ? 'Press Enter to start it again; Ctrl-C stops everything.'
+        : `Press Enter to start ${name} again (the control plane stays as it is); Ctrl-C stops everything.`);
     });
   }).then((event) => { ready.done = true; return event; });
 }
 
-/** Enter restarts every process that stopped (the control plane first), e.g. after `kill -9` to try an outage. */
+/**
+ * Enter starts again what was killed to try an outage: stopped agents first, on their own (so an agent can
+ * cold-start from its store while the control plane is still down); when no agent is stopped, the control plane.
+ */
 function restartStopped() {
-  const stopped = children.filter((c) => c.child.exitCode !== null || c.child.signalCode !== null);
-  stopped.sort((a, b) => Number(b.name === 'control-plane') - Number(a.name === 'control-plane'));
+  const isStopped = (c) => c.child.exitCode !== null || c.child.signalCode !== null;
+  const agents = children.filter((c) => c.name !== 'control-plane' && isStopped(c));
+  const stopped = agents.length > 0 ? agents : children.filter((c) => c.name === 'control-plane' && isStopped(c));
+  if (stopped.length === 0) console.log('Nothing is stopped.');
   (async () => {
     for (const c of stopped) {
-      await start(c.name, c.bin, c.args, c.ready);
-      console.log(`${c.name} started again.`);
+      const { child } = await start(c.name, c.bin, c.args, c.ready).then(() => children.find((x) => x.name === c.name));
+      console.log(`${c.name} started again (pid ${child.pid}).`);
     }
+    const cpDown = children.some((c) => c.name === 'control-plane' && isStopped(c));
+    if (cpDown) console.log('The control plane is still down; press Enter again to start it.');
   })().catch((e) => console.error(e.message));
 }
 

@@ -67,7 +67,9 @@ export function loadMeshconfig(path: string): ClientConfig {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new Error(`cannot read meshconfig ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
+    throw new Error(`cannot read meshconfig ${path}: ${why}`);
   }
   return parseMeshconfig(text, path);
 }

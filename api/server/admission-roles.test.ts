@@ -23,7 +23,8 @@ describe('admission: no contended role', () => {
     assert.equal(cause.field, 'spec.module');
     assert.match(cause.message, /declared, not elected/);
     assert.match(cause.message, /node "a" holds it by assignment "control-plane"/);
-    assert.match(cause.message, /delete assignment "control-plane" first, then assign module "control-plane" to the new node/);
+    assert.match(cause.message, /Moving the control plane moves its store: restore a backup on the new node .*mesh-control-plane --restore/);
+    assert.doesNotMatch(cause.message, /delete assignment/, 'deleting it would stop the API that answers');
     assert.match(r.json.message, /declared, not elected/);
     assert.equal((await srv.request('GET', `${BASE}/cp-on-b`)).status, 404);
   });
@@ -48,6 +49,18 @@ describe('admission: no contended role', () => {
     const put = await srv.request('PUT', `${BASE}/control-plane`, { ...cur, metadata: { ...cur.metadata, labels: { role: 'cp' } } });
     assert.equal(put.status, 200);
     assert.equal((await srv.request('POST', BASE, assignment('web-on-a', 'web', 'a'))).status, 201);
+  });
+
+  it('refuses deleting what runs the control plane (its assignment or module) with 403 pointing to --restore', async () => {
+    for (const [plural, name] of [['assignments', 'control-plane'], ['modules', 'control-plane']] as const) {
+      if (plural === 'modules') {
+        await srv.request('POST', '/apis/meshctl.dev/v1alpha1/modules', { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Module', metadata: { name }, spec: { version: '1', resources: [] } });
+      }
+      const r = await srv.request('DELETE', `/apis/meshctl.dev/v1alpha1/${plural}/${name}`);
+      assert.equal(r.status, 403, r.text);
+      assert.match(r.json.message, /runs this control plane.*no failover.*mesh-control-plane --restore/);
+      assert.equal((await srv.request('GET', `/apis/meshctl.dev/v1alpha1/${plural}/${name}`)).status, 200, 'still there');
+    }
   });
 
   it('moves a role by deleting the old assignment first, then creating the new one', async () => {

@@ -40,7 +40,25 @@ function roleMessage(module: string, holder: AssignmentLike): string {
   const move = module === 'control-plane'
     ? ' Moving the control plane moves its store: restore a backup on the new node and start it there with `mesh-control-plane --restore`.'
     : '';
+  const how = module === 'control-plane' ? '' : ` To move it, delete assignment "${name}" first, then assign module "${module}" to the new node.`;
   return `Duplicate value: "${module}": the ${role} role is declared, not elected, and exactly one node holds it: ` +
-    `node "${node}" holds it by assignment "${name}"${deleting}. ` +
-    `To move it, delete assignment "${name}" first, then assign module "${module}" to the new node.${move}`;
+    `node "${node}" holds it by assignment "${name}"${deleting}.${how}${move}`;
+}
+
+/**
+ * Refuses, with 403, deleting what runs the control plane through its own API: its assignment or its module.
+ * The control-plane node's agent would stop the very process serving the mesh, with nothing to take over and
+ * no API left to assign it anew. Moving it is a restore onto the new node, never a delete.
+ */
+export function checkRoleDelete(plural: string, name: string, store: Pick<Store, 'get'>): void {
+  const obj = store.get(plural, name) as AssignmentLike | undefined;
+  const isControlPlane = (plural === 'assignments' && obj?.spec?.module === 'control-plane') || (plural === 'modules' && name === 'control-plane');
+  if (!isControlPlane) return;
+  throw new ApiError({
+    reason: 'Forbidden',
+    message: `${plural}.meshctl.dev "${name}" is forbidden: it runs this control plane, and deleting it would stop the API that is ` +
+      'answering; there is no failover to take over. To move the control plane, restore its data directory on the new node and ' +
+      'start it there once with `mesh-control-plane --restore` (see README: Running it on real machines).',
+    details: { name, group: 'meshctl.dev', kind: plural },
+  });
 }

@@ -7,6 +7,7 @@ import { ApiError, isReason } from '../meta/api-error.ts';
 import type { KubeObject } from '../meta/types.ts';
 import type { DeleteOptions } from '../store/types.ts';
 import { admitCreate, admitUpdate, checkTypeMeta, checkUrlName } from './admission.ts';
+import { checkRoleDelete } from './admission-roles.ts';
 import { bodyFormat, parseBody, readBody } from './body.ts';
 import type { BodyFormat } from './body.ts';
 import type { ResourceRequest } from './context.ts';
@@ -85,6 +86,7 @@ export async function handleDelete(r: ResourceRequest): Promise<void> {
   const policy = propagationPolicy(r.query.get('propagationPolicy') ?? body.propagationPolicy);
   if (policy) opts.propagationPolicy = policy;
   if (body.orphanDependents === true && !policy) opts.propagationPolicy = 'Orphan';
+  checkRoleDelete(r.info.plural, r.name!, r.store);
   const deleted = await r.store.delete(r.info.plural, r.name!, opts);
   sendJson(r.res, 200, deleted);
 }

@@ -44,7 +44,7 @@ test('apply the samples: created, then unchanged on a second apply', async () =>
   const lines = first.stdout.trim().split('\n');
   assert.equal(lines.length, kinds);
   assert.ok(lines.every((l) => / created$/.test(l)), first.stdout);
-  assert.ok(lines.includes('node/node-a created'));
+  assert.ok(lines.includes('node/sample-node created'));
   const again = await meshctl('apply', '-f', samples);
   assert.equal(again.code, 0, again.stderr);
   assert.ok(again.stdout.trim().split('\n').every((l) => / unchanged$/.test(l)), again.stdout);
@@ -81,10 +81,10 @@ test('--dry-run=server reports what would happen and writes nothing', async () =
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, 'node/dry created (server dry run)\n');
   assert.deepEqual((await client.list('nodes', { fieldSelector: 'metadata.name=dry' })).items, []);
-  const before = (await client.get('nodes', 'node-a')).metadata.resourceVersion;
-  write('node-a.yaml', node('node-a', '  site: elsewhere\n'));
-  assert.equal((await meshctl('apply', '-f', join(dir, 'node-a.yaml'), '--dry-run=server')).stdout, 'node/node-a configured (server dry run)\n');
-  assert.equal((await client.get('nodes', 'node-a')).metadata.resourceVersion, before);
+  const before = (await client.get('nodes', 'sample-node')).metadata.resourceVersion;
+  write('sample-node.yaml', node('sample-node', '  site: elsewhere\n'));
+  assert.equal((await meshctl('apply', '-f', join(dir, 'sample-node.yaml'), '--dry-run=server')).stdout, 'node/sample-node configured (server dry run)\n');
+  assert.equal((await client.get('nodes', 'sample-node')).metadata.resourceVersion, before);
 });
 
 test('an invalid document reports the server causes; the other documents are still applied; exit 1', async () => {

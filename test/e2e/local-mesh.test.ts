@@ -133,7 +133,7 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
   // Enter starts it again: meshctl works, and the agents find it on their own and report.
   const back = new Date().toISOString();
   mesh.stdin.write('\n');
-  await expectOutput(mesh, 'stdout', /control-plane started again\./, 20_000);
+  await expectOutput(mesh, 'stdout', /control-plane started again \(pid \d+\)\./, 20_000);
   assert.deepEqual(await names(), NODES, 'meshctl get nodes works again');
   await heartbeatsSince(meshconfig, back, t);
 
@@ -154,6 +154,6 @@ test('npm start with MESHCTL_LISTEN port 0: after Enter restarts the control pla
   await expectOutput(mesh, 'stderr', /control-plane stopped \(SIGKILL\)/, 5000);
   const back = new Date().toISOString();
   mesh.stdin.write('\n');
-  await expectOutput(mesh, 'stdout', /control-plane started again\./, 20_000);
+  await expectOutput(mesh, 'stdout', /control-plane started again \(pid \d+\)\./, 20_000);
   await heartbeatsSince(mesh.meshconfig, back, t);
 });
