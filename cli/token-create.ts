@@ -76,7 +76,7 @@ export function renderCreated(c: CreatedToken): string {
   ];
   if (isLoopbackUrl(c.server)) {
     lines.push(`Note: ${c.server} is this machine's loopback address; on another machine use an address of the control plane`,
-      'that its serving certificate names (see `mesh-control-plane --san`).');
+      'that its serving certificate names (`meshctl init --san NAME` when the mesh was created, or `mesh-control-plane --san NAME`).');
   }
   return lines.join('\n') + '\n';
 }
