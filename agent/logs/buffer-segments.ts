@@ -8,6 +8,7 @@ import { open, readdir, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errnoCode } from '../drivers/fs-util.ts';
 import type { BufferedEntry } from './log-entry.ts';
+import { readAt } from './read-at.ts';
 
 /** A place in the buffer: a segment's number and a byte offset in it. */
 export interface Pos { seg: number; off: number }
@@ -107,7 +108,7 @@ export async function readRecords(dir: string, segs: Segment[], from: Pos, maxBy
     const off = seg.index === pos.seg ? pos.off : 0;
     if (off >= seg.size) continue;
     const len = Math.min(seg.size - off, Math.max(maxBytes - total, 0) + MAX_RECORD_BYTES);
-    const buf = await readAt(join(dir, segmentName(seg.index)), off, len);
+    const buf = await readAt(join(dir, segmentName(seg.index)), off, len, { missing: 'empty' });
     for (let start = 0; start < buf.length;) {
       const nl = buf.indexOf(10, start);
       if (nl < 0) break;
@@ -122,21 +123,4 @@ export async function readRecords(dir: string, segs: Segment[], from: Pos, maxBy
     if (off + buf.length < seg.size) return out;
   }
   return out;
-}
-
-async function readAt(path: string, off: number, len: number): Promise<Buffer> {
-  let fh;
-  try {
-    fh = await open(path, 'r');
-  } catch (e) {
-    if (errnoCode(e) === 'ENOENT') return Buffer.alloc(0);
-    throw e;
-  }
-  try {
-    const buf = Buffer.alloc(len);
-    const { bytesRead } = await fh.read(buf, 0, len, off);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await fh.close();
-  }
 }

@@ -5,6 +5,7 @@
  */
 import { open } from 'node:fs/promises';
 import { errnoCode } from '../drivers/fs-util.ts';
+import { readAt } from './read-at.ts';
 
 /** Where the tailer is in a service log: which file, the byte offset, and the bytes just before it (base64). */
 export interface FilePos {
@@ -84,18 +85,6 @@ async function probe(path: string, pos: FilePos): Promise<{ size: number; matche
     const buf = Buffer.alloc(check.length);
     await fh.read(buf, 0, check.length, pos.offset - check.length);
     return { size, matches: buf.equals(check) };
-  } finally {
-    await fh.close();
-  }
-}
-
-async function readAt(path: string, off: number, len: number): Promise<Buffer> {
-  if (len <= 0) return Buffer.alloc(0);
-  const fh = await open(path, 'r');
-  try {
-    const buf = Buffer.alloc(len);
-    const { bytesRead } = await fh.read(buf, 0, len, off);
-    return buf.subarray(0, bytesRead);
   } finally {
     await fh.close();
   }
