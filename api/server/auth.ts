@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../meta/api-error.ts';
 import { GROUP } from '../meta/types.ts';
 
-/** Who is calling: the admin credential, or (from a later issue) a node's own credential. */
+/** Who is calling: the admin credential, or a node's own credential (issued when it joined). */
 export type Identity = { kind: 'admin' } | { kind: 'node'; name: string };
 
 /** Maps a request to an Identity, or undefined when it carries no valid credential. */
@@ -40,7 +40,7 @@ export function hashToken(token: string): string {
 export interface BearerAuthenticatorOptions {
   /** Hex SHA-256 of the admin token (a function so that a rotated token takes effect at once). */
   adminTokenSha256: string | (() => string);
-  /** Resolves other tokens by their hex SHA-256 (per-node credentials, a later issue). */
+  /** Resolves other tokens by their hex SHA-256 (per-node credentials). */
   resolve?: (tokenSha256: string) => Identity | undefined;
 }
 
