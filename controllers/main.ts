@@ -15,7 +15,7 @@ import { openStore } from '../api/store/index.ts';
 import { createClient } from '../api/client/http-client.ts';
 import { loadMeshconfig } from '../api/client/meshconfig.ts';
 import { createDeclarationController } from './declaration-controller.ts';
-import { checkControlPlaneNode } from './control-plane-node.ts';
+import { checkControlPlaneNode } from './check-control-plane-node.ts';
 import { createNodeController } from './node-controller.ts';
 import { createManager } from './runtime/manager.ts';
 import { createJsonLogger } from '../api/meta/logger.ts';

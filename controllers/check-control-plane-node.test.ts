@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { KubeObject } from '../api/meta/types.ts';
 import { openStore, type FileStore } from '../api/store/index.ts';
 import { controlPlaneModule, roleAssignment } from '../api/v1alpha1/builtin-modules.ts';
-import { WrongNodeError, checkControlPlaneNode, declaredControlPlaneNode } from './control-plane-node.ts';
+import { WrongNodeError, checkControlPlaneNode, declaredControlPlaneNode } from './check-control-plane-node.ts';
 
 async function tempStore(t: { after(fn: () => Promise<void>): void }): Promise<FileStore> {
   const dir = mkdtempSync(join(tmpdir(), 'meshctl-cp-node-'));
