@@ -74,7 +74,7 @@ function checkInputs(opts: JoinMeshOptions): string {
   return url.origin;
 }
 
-/** The CA pin of a CA certificate (same as api/server/pki.ts `caPublicKeyHash`, with node:crypto only). */
+/** The CA pin of a CA certificate (same as api/server/pki/pki.ts `caPublicKeyHash`, with node:crypto only). */
 export function caPin(caPem: string): string {
   return `sha256:${createHash('sha256').update(createPublicKey(caPem).export({ type: 'spki', format: 'der' })).digest('hex')}`;
 }

@@ -11,7 +11,7 @@ import type { ClientConfig } from '../api/client/types.ts';
 import { API_VERSION, GROUP, VERSION, type KubeObject } from '../api/meta/types.ts';
 import { CliError } from './errors.ts';
 
-/** The response header carrying a new token (api/server/join-tokens.ts). */
+/** The response header carrying a new token (api/server/access/join-token-lifecycle.ts). */
 const TOKEN_HEADER = 'x-meshctl-join-token';
 
 /** The CA pin of a CA certificate: `sha256:<hex of its SubjectPublicKeyInfo DER>` (kubeadm's discovery hash). */

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createCA, caPublicKeyHash } from '../api/server/pki.ts';
+import { createCA, caPublicKeyHash } from '../api/server/pki/pki.ts';
 import { tokenRow } from './token.ts';
 import { caHash, renderCreated } from './token-create.ts';
 

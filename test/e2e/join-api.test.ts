@@ -4,8 +4,8 @@
 // name or key; re-join with the same key is idempotent; deleting a token or a Node deletes its secret.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { caPublicKeyHash } from '../../api/server/pki.ts';
-import { hashToken } from '../../api/server/auth.ts';
+import { caPublicKeyHash } from '../../api/server/pki/pki.ts';
+import { hashToken } from '../../api/server/access/auth.ts';
 import { caPin } from '../../agent/join.ts';
 import { httpRequest, startServer, type TestServer } from '../harness.ts';
 import { API, asNode, createToken, newNodeKey, postJoin } from './join-helpers.ts';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAgentUntilExit, servicePid, spawnAgent, waitFor, type AgentProcess } from '../../agent/testing.ts';
-import { caPublicKeyHash } from '../../api/server/pki.ts';
+import { caPublicKeyHash } from '../../api/server/pki/pki.ts';
 import {
   applyObject, assignmentObject, createMesh, INTERVALS, isRunning, meshctl, moduleObject, taggedCommand, waitApplied,
 } from './mesh-helpers.ts';
