@@ -13,8 +13,9 @@
  * depends on the new one having been applied.
  */
 import type { RetryTracker } from './retry.ts';
+import type { DeclaredResource } from '../../api/v1alpha1/generated/declaration.ts';
 import type {
-  Driver, DriverContext, DriverRegistry, InventoryEntry, Observed, Resource, ResourceResult, ResultState, Step,
+  Driver, DriverContext, DriverRegistry, InventoryEntry, Observed, ResourceResult, ResultState, Step,
 } from './types.ts';
 
 /** Access to the inventory: reads, and writes that resolve once durable. */
@@ -27,7 +28,7 @@ export interface InventoryHooks {
 /** What `applyPlan` needs. `observed` is what the plan was made from. */
 export interface ApplyInput {
   steps: readonly Step[];
-  desired: readonly Resource[];
+  desired: readonly DeclaredResource[];
   drivers: DriverRegistry;
   ctx: DriverContext;
   observed: ReadonlyMap<string, Observed>;
@@ -62,7 +63,7 @@ export async function applyPlan(input: ApplyInput): Promise<ResourceResult[]> {
   return results;
 }
 
-async function declared(input: ApplyInput, desired: Map<string, Resource>, step: Step, blocks: Blocks, report: Report): Promise<ResourceResult> {
+async function declared(input: ApplyInput, desired: Map<string, DeclaredResource>, step: Step, blocks: Blocks, report: Report): Promise<ResourceResult> {
   const fail = (): void => {
     if (!blocks.declared.has(step.owner)) blocks.declared.set(step.owner, step.id);
     blocks.notApplied.add(step.id);
@@ -118,7 +119,7 @@ function driverFor(input: ApplyInput, step: Step): Driver {
   return driver;
 }
 
-async function applyOne(input: ApplyInput, desired: Map<string, Resource>, step: Step): Promise<ResultState> {
+async function applyOne(input: ApplyInput, desired: Map<string, DeclaredResource>, step: Step): Promise<ResultState> {
   const { inventory, ctx } = input;
   const r = desired.get(step.id);
   if (!r) throw new Error(`resource ${step.id} is not in the declaration`);
@@ -148,7 +149,7 @@ async function applyOne(input: ApplyInput, desired: Map<string, Resource>, step:
 }
 
 /** After a failed create: drop the intent when nothing was created, so the path is never claimed later. */
-async function forgetIfAbsent(input: ApplyInput, driver: Driver, r: Resource): Promise<void> {
+async function forgetIfAbsent(input: ApplyInput, driver: Driver, r: DeclaredResource): Promise<void> {
   try {
     const seen = await driver.observe(r.spec, { ...input.ctx, id: r.id, owner: r.owner });
     if (!seen.exists) await input.inventory.delete(r.id);

@@ -4,13 +4,14 @@ import { createHash } from 'node:crypto';
 import { plan } from './plan.ts';
 import { directoryDriver } from '../drivers/directory.ts';
 import { fileDriver } from '../drivers/file.ts';
-import type { DriverRegistry, InventoryEntry, Observed, Resource, Step } from './types.ts';
+import type { DeclaredResource } from '../../api/v1alpha1/generated/declaration.ts';
+import type { DriverRegistry, InventoryEntry, Observed, Step } from './types.ts';
 
 const drivers: DriverRegistry = { Directory: directoryDriver, File: fileDriver };
 const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
-const file = (id: string, path: string, content = 'x', owner = 'x@v1'): Resource => ({ id, owner, kind: 'File', spec: { path, content } });
-const dir = (id: string, path: string, owner = 'x@v1'): Resource => ({ id, owner, kind: 'Directory', spec: { path } });
-const owned = (r: Resource, extra: Partial<InventoryEntry> = {}): InventoryEntry => ({ ...r, appliedAt: '2026-01-01T00:00:00Z', ...extra });
+const file = (id: string, path: string, content = 'x', owner = 'x@v1'): DeclaredResource => ({ id, owner, kind: 'File', spec: { path, content } });
+const dir = (id: string, path: string, owner = 'x@v1'): DeclaredResource => ({ id, owner, kind: 'Directory', spec: { path } });
+const owned = (r: DeclaredResource, extra: Partial<InventoryEntry> = {}): InventoryEntry => ({ ...r, appliedAt: '2026-01-01T00:00:00Z', ...extra });
 const fileThere = (content: string): Observed => ({ exists: true, type: 'file', mode: 0o644, sha256: sha(content) });
 const dirThere: Observed = { exists: true, type: 'directory', mode: 0o755 };
 const absent: Observed = { exists: false };
@@ -87,7 +88,7 @@ test('plan: a pending (unconfirmed) creation is owned; unknown kinds and kind ch
   const f = file('f', '/f');
   const pending = plan({ desired: [f], inventory: [owned(f, { pending: true })], observed: new Map([['f', fileThere('x')]]), drivers });
   assert.deepEqual(brief(pending), ['update f']);
-  const wg: Resource = { id: 'wg', owner: 'o', kind: 'WireGuard', spec: {} };
+  const wg: DeclaredResource = { id: 'wg', owner: 'o', kind: 'WireGuard', spec: { interface: 'wg0', address: '100.64.0.2/10' } };
   const [s] = plan({ desired: [wg], inventory: [], observed: new Map([['wg', { exists: false, error: 'no driver for kind WireGuard' }]]), drivers });
   assert.equal(s?.action, 'create');
   assert.match(s?.error ?? '', /no driver for kind WireGuard/);

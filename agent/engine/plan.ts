@@ -4,11 +4,12 @@
  * declaration order; then removals of owned objects no longer declared, in reverse creation order.
  * Nothing is planned against an object the inventory does not own: that is a `conflict`.
  */
-import type { Change, DriverRegistry, InventoryEntry, Observed, Resource, Step } from './types.ts';
+import type { DeclaredResource } from '../../api/v1alpha1/generated/declaration.ts';
+import type { Change, DriverRegistry, InventoryEntry, Observed, Step } from './types.ts';
 
 /** What the planner reads. `observed` holds one observation per declared resource id. */
 export interface PlanInput {
-  desired: readonly Resource[];
+  desired: readonly DeclaredResource[];
   inventory: readonly InventoryEntry[];
   observed: ReadonlyMap<string, Observed>;
   drivers: DriverRegistry;
@@ -25,7 +26,7 @@ interface Scratch {
   taken: Map<string, string>;
 }
 
-function keyOf(drivers: DriverRegistry, e: { kind: Resource['kind']; spec: object; id: string }): string | undefined {
+function keyOf(drivers: DriverRegistry, e: { kind: DeclaredResource['kind']; spec: object; id: string }): string | undefined {
   try {
     return drivers[e.kind]?.key(e.spec, e.id);
   } catch {
@@ -50,7 +51,7 @@ export function plan(input: PlanInput): Step[] {
   return [...steps, ...removals(s, desiredIds, steps)];
 }
 
-function stepFor(s: Scratch, r: Resource): Step {
+function stepFor(s: Scratch, r: DeclaredResource): Step {
   const base = { id: r.id, kind: r.kind, owner: r.owner };
   const conflict = (msg: string): Step => ({ ...base, action: 'conflict', message: msg });
   if (s.seen.has(r.id)) return conflict(`resource id ${r.id} is declared more than once`);
@@ -89,7 +90,7 @@ function stepFor(s: Scratch, r: Resource): Step {
 }
 
 /** Changes that concern ownership rather than the world: owner, unconfirmed creation, adoption, moves. */
-function bookkeeping(r: Resource, entry: InventoryEntry | undefined, moved: boolean, key: string, exists: boolean): Change[] {
+function bookkeeping(r: DeclaredResource, entry: InventoryEntry | undefined, moved: boolean, key: string, exists: boolean): Change[] {
   if (!entry) return [{ field: 'inventory', message: `${key} exists and was made by this agent: recorded as owned` }];
   const out: Change[] = [];
   if (entry.id !== r.id) out.push({ field: 'id', message: `takes over ${key} from resource ${entry.id}` });
