@@ -101,3 +101,24 @@ test('plan: an owner change alone is an update that records the new owner', () =
   const steps = plan({ desired: [{ ...f, owner: 'y@v1' }], inventory: [owned(f)], observed: new Map([['f', fileThere('x')]]), drivers });
   assert.deepEqual(steps[0]?.changes?.map((c) => c.field), ['owner']);
 });
+
+test('plan: a step carries its dependsOn; a dependency not declared before it fails the step without applying', () => {
+  const d = dir('d', '/d');
+  const f = { ...file('f', '/d/f'), dependsOn: ['d'] };
+  const ahead = { ...file('ahead', '/d/a'), dependsOn: ['later'] };
+  const ghost = { ...file('ghost', '/d/g'), dependsOn: ['d', 'nope'] };
+  const later = file('later', '/d/l');
+  const steps = plan({
+    desired: [d, f, ahead, ghost, later],
+    inventory: [],
+    observed: new Map(['d', 'f', 'ahead', 'ghost', 'later'].map((id) => [id, absent])),
+    drivers,
+  });
+  assert.deepEqual(steps.map((s) => [s.id, s.action, s.dependsOn, s.error]), [
+    ['d', 'create', undefined, undefined],
+    ['f', 'create', ['d'], undefined],
+    ['ahead', 'create', ['later'], 'depends on later, which is not declared before it (a dependency must come earlier in the list)'],
+    ['ghost', 'create', ['d', 'nope'], 'depends on nope, which is not declared'],
+    ['later', 'create', undefined, undefined],
+  ]);
+});

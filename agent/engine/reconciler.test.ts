@@ -88,7 +88,7 @@ test('engine: a new module version removes the old resources in reverse order an
   }
 });
 
-test('engine: a failing resource fails its later same-owner resources, other owners go on, and it backs off', async () => {
+test('engine: a failing resource fails the resources that depend on it, other owners go on, and it backs off', async () => {
   let now = 1_000_000;
   const clock: Clock = { now: () => now, setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) };
   const t = setup(clock);
@@ -97,12 +97,12 @@ test('engine: a failing resource fails its later same-owner resources, other own
       { id: 'a/dir', owner: 'a', kind: 'Directory', spec: { path: '/a' } },
       { id: 'b/file', owner: 'b', kind: 'File', spec: { path: '/b.txt', content: 'b' } },
       { id: 'a/broken', owner: 'a', kind: 'File', spec: { path: '/missing/x', content: 'x' } },
-      { id: 'a/after', owner: 'a', kind: 'File', spec: { path: '/a/after', content: 'y' } },
+      { id: 'a/after', owner: 'a', kind: 'File', spec: { path: '/a/after', content: 'y' }, dependsOn: ['a/broken'] },
       { id: 'c/wg', owner: 'c', kind: 'WireGuard', spec: { interface: 'wg0', address: '100.64.0.2/10' } },
-      { id: 'c/file', owner: 'c', kind: 'File', spec: { path: '/c.txt', content: 'c' } },
+      { id: 'c/file', owner: 'c', kind: 'File', spec: { path: '/c.txt', content: 'c' }, dependsOn: ['c/wg'] },
     ];
     writeFileSync(join(t.h.root, 'b.txt'), 'someone else\'s');
-    const r = await t.engine.reconcile([...decl, { id: 'b/later', owner: 'b', kind: 'File', spec: { path: '/b2.txt', content: 'b2' } }]);
+    const r = await t.engine.reconcile([...decl, { id: 'b/later', owner: 'b', kind: 'File', spec: { path: '/b2.txt', content: 'b2' }, dependsOn: ['b/file'] }]);
     assert.deepEqual(r.results.map((x) => `${x.id} ${x.state}`), [
       'a/dir Applied', 'b/file Conflict', 'a/broken Failed', 'a/after DependencyFailed', 'c/wg Failed', 'c/file DependencyFailed', 'b/later DependencyFailed',
     ]);
@@ -119,6 +119,37 @@ test('engine: a failing resource fails its later same-owner resources, other own
     mkdirSync(join(t.h.root, 'missing'));
     const later = await t.engine.reconcile(decl);
     assert.deepEqual(later.results.slice(2, 4).map((x) => x.state), ['Applied', 'Applied'], 'retried after the backoff, then its dependents ran');
+  } finally {
+    await t.cleanup();
+  }
+});
+
+test('engine: dependsOn decides who is skipped: dependents of a failure (transitively), not independent siblings', async () => {
+  const t = setup();
+  try {
+    const file = (id: string, path: string, dependsOn?: string[]): DeclaredResource =>
+      ({ id: `a/${id}`, owner: 'a', kind: 'File', spec: { path, content: id }, ...(dependsOn ? { dependsOn: dependsOn.map((d) => `a/${d}`) } : {}) });
+    const r = await t.engine.reconcile([
+      { id: 'a/dir', owner: 'a', kind: 'Directory', spec: { path: '/a' } },
+      file('broken', '/missing/x'),
+      file('needs-broken', '/a/n', ['dir', 'broken']),
+      file('needs-needs', '/a/nn', ['needs-broken']),
+      file('sibling', '/a/s'),
+      file('needs-dir', '/a/d', ['dir']),
+      file('undeclared', '/a/u', ['nope']),
+      file('forward', '/a/f', ['last']),
+      file('last', '/a/l'),
+    ]);
+    assert.deepEqual(r.results.map((x) => `${x.id} ${x.state}`), [
+      'a/dir Applied', 'a/broken Failed', 'a/needs-broken DependencyFailed', 'a/needs-needs DependencyFailed',
+      'a/sibling Applied', 'a/needs-dir Applied', 'a/undeclared Failed', 'a/forward Failed', 'a/last Applied',
+    ]);
+    assert.equal(r.results[2]?.message, 'not attempted: it depends on a/broken, which is Failed');
+    assert.equal(r.results[3]?.message, 'not attempted: it depends on a/needs-broken, which is DependencyFailed');
+    assert.equal(r.results[6]?.message, 'depends on a/nope, which is not declared');
+    assert.match(r.results[7]?.message ?? '', /^depends on a\/last, which is not declared before it/);
+    assert.deepEqual(['n', 'nn', 'u', 'f'].filter((f) => existsSync(join(t.h.root, 'a', f))), [], 'skipped and failed ones wrote nothing');
+    assert.deepEqual(['s', 'd', 'l'].map((f) => readFileSync(join(t.h.root, 'a', f), 'utf8')), ['sibling', 'needs-dir', 'last']);
   } finally {
     await t.cleanup();
   }
