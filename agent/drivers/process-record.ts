@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { RestartPolicy } from '../engine/types.ts';
+import type { RestartPolicy } from '../../api/v1alpha1/generated/host-resource.ts';
 import { atomicWriteFile, errnoCode } from './fs-util.ts';
 
 /** What the supervisor remembers about a service's process, durably, across agent restarts. */
