@@ -1,6 +1,6 @@
 /**
- * The injectable clock of the controller runtime: every delay (requeue, backoff, resync) goes through it,
- * so the work queue, informer and controller are unit-tested without sleeping.
+ * The one injectable clock of all three programs: every delay (requeue, backoff, resync, retry) goes through it,
+ * so the runtime loops are unit-tested without sleeping.
  */
 
 /** An opaque timer handle, returned by `setTimeout` and accepted by `clearTimeout`. */

@@ -2,7 +2,7 @@
  * The informer's cache of one kind, keyed by name: applies watch events and whole lists, and says what
  * changed (the events an informer reports). Pure state, no I/O.
  */
-import type { KubeObject, WatchEvent } from '../../api/meta/types.ts';
+import type { KubeObject, WatchEvent } from '../meta/types.ts';
 
 /** The kinds of change an informer reports. */
 export type InformerEventType = 'ADDED' | 'MODIFIED' | 'DELETED';

@@ -8,7 +8,7 @@
  *   backoff (`baseDelayMs * 2^n`, capped at `maxDelayMs`) that `forget(key)` resets.
  * - After `shutDown()`, adds are ignored and `get()` drains what is queued, then resolves `undefined`.
  */
-import { realClock, type Clock, type TimerHandle } from './clock.ts';
+import { realClock, type Clock, type TimerHandle } from '../meta/clock.ts';
 
 /** Options of a WorkQueue; the defaults are client-go's (5 ms base, 1000 s cap). */
 export interface WorkQueueOptions {

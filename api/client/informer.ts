@@ -6,11 +6,11 @@
  * report the differences against its cache; any other failure (server unreachable, 5xx) is retried with
  * exponential backoff on the injectable clock. Nothing is ever thrown out of its loop.
  */
-import type { Client, ClientListOptions, WatchStream } from '../../api/client/types.ts';
-import type { KubeObject, WatchEvent } from '../../api/meta/types.ts';
-import { ApiError, type Status } from '../../api/meta/api-error.ts';
-import { Backoff, realClock, sleep, type Clock, type Sleep, type TimerHandle } from './clock.ts';
-import { createJsonLogger, type Logger } from '../../api/meta/logger.ts';
+import type { Client, ClientListOptions, WatchStream } from './types.ts';
+import type { KubeObject, WatchEvent } from '../meta/types.ts';
+import { ApiError, type Status } from '../meta/api-error.ts';
+import { Backoff, realClock, sleep, type Clock, type Sleep, type TimerHandle } from '../meta/clock.ts';
+import { createJsonLogger, type Logger } from '../meta/logger.ts';
 import { ObjectCache, type CacheChange, type InformerEventType } from './object-cache.ts';
 
 export type { InformerEventType } from './object-cache.ts';
