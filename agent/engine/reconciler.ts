@@ -10,7 +10,8 @@ import { createInventory, type Inventory, type InventoryChange } from './invento
 import { observeAll } from './observe.ts';
 import { plan } from './plan.ts';
 import { createRetryTracker, type RetryOptions } from './retry.ts';
-import type { Clock, DriverContext, DriverRegistry, InventoryEntry, Resource, ResourceResult, ResultState, Step } from './types.ts';
+import { realClock, type Clock } from '../../api/meta/clock.ts';
+import type { DriverContext, DriverRegistry, InventoryEntry, Resource, ResourceResult, ResultState, Step } from './types.ts';
 
 export type { InventoryChange } from './inventory.ts';
 
@@ -50,11 +51,9 @@ export interface Engine {
   inventory(): Promise<readonly InventoryEntry[]>;
 }
 
-const systemClock: Clock = { now: () => Date.now(), setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>) };
-
 /** Creates the engine (see the module comment). */
 export function createEngine(opts: EngineOptions): Engine {
-  const clock = opts.clock ?? opts.ctx.clock ?? systemClock;
+  const clock = opts.clock ?? opts.ctx.clock ?? realClock;
   const ctx: DriverContext = { ...opts.ctx, clock };
   const retry = createRetryTracker({ clock, ...opts.retry });
   let inv: Inventory | undefined;

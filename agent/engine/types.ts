@@ -47,20 +47,12 @@ export interface ServiceSpec {
   restart?: RestartPolicy;
 }
 
+import type { Clock } from '../../api/meta/clock.ts';
 import type { Logger } from '../../api/meta/logger.ts';
 
 /** The structured logger every process shares. */
 export type { Logger, LogFields } from '../../api/meta/logger.ts';
 
-/** An opaque timer handle. */
-export type TimerHandle = unknown;
-
-/** Injectable time (same shape as the controller runtime's clock). */
-export interface Clock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): TimerHandle;
-  clearTimeout(handle: TimerHandle): void;
-}
 
 /** What every driver call receives: where the host lives and where the agent keeps its own files. */
 export interface DriverContext {

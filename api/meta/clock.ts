@@ -34,9 +34,14 @@ export function sleep(clock: Clock, ms: number): Sleep {
   return { promise, cancel: () => { clock.clearTimeout(handle); wake(); } };
 }
 
+/** The delay after `failures` failures: `baseMs * 2^failures`, capped at `maxMs`. */
+function backoffDelay(baseMs: number, maxMs: number, failures: number): number {
+  return failures >= 52 ? maxMs : Math.min(baseMs * 2 ** failures, maxMs);
+}
+
 /** Exponential backoff delays: `baseMs * 2^n` after n failures, capped at `maxMs`; `reset()` after progress. */
 export class Backoff {
-  private failures = 0;
+  private count = 0;
   private readonly baseMs: number;
   private readonly maxMs: number;
 
@@ -47,11 +52,50 @@ export class Backoff {
 
   /** The delay before the next attempt; counts one more failure. */
   next(): number {
-    const n = this.failures++;
-    return n >= 52 ? this.maxMs : Math.min(this.baseMs * 2 ** n, this.maxMs);
+    return backoffDelay(this.baseMs, this.maxMs, this.count++);
   }
 
+  /** The delay `next()` would return, without counting a failure. */
+  peek(): number {
+    return backoffDelay(this.baseMs, this.maxMs, this.count);
+  }
+
+  /** How many failures were counted since the last `reset()`. */
+  failures(): number {
+    return this.count;
+  }
+
+  /** Forgets the failures: the next delay is `baseMs` again. */
   reset(): void {
-    this.failures = 0;
+    this.count = 0;
+  }
+}
+
+/** A Backoff per key (a work-queue key, a resource id); a key without failures holds no memory. */
+export class KeyedBackoff {
+  private readonly counts = new Map<string, number>();
+  private readonly baseMs: number;
+  private readonly maxMs: number;
+
+  constructor(opts: { baseMs: number; maxMs: number }) {
+    this.baseMs = opts.baseMs;
+    this.maxMs = opts.maxMs;
+  }
+
+  /** The delay before the next attempt of `key`; counts one more failure for it. */
+  next(key: string): number {
+    const n = this.counts.get(key) ?? 0;
+    this.counts.set(key, n + 1);
+    return backoffDelay(this.baseMs, this.maxMs, n);
+  }
+
+  /** How many failures `key` has had since it was last reset. */
+  failures(key: string): number {
+    return this.counts.get(key) ?? 0;
+  }
+
+  /** Forgets the failures of `key`. */
+  reset(key: string): void {
+    this.counts.delete(key);
   }
 }
