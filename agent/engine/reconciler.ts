@@ -11,6 +11,7 @@ import { observeAll } from './observe.ts';
 import { plan } from './plan.ts';
 import { createRetryTracker, type RetryOptions } from './retry.ts';
 import { realClock, type Clock } from '../../api/meta/clock.ts';
+import { createSerial } from '../../api/meta/serial.ts';
 import type { DriverContext, DriverRegistry, InventoryEntry, Resource, ResourceResult, ResultState, Step } from './types.ts';
 
 export type { InventoryChange } from './inventory.ts';
@@ -57,13 +58,7 @@ export function createEngine(opts: EngineOptions): Engine {
   const ctx: DriverContext = { ...opts.ctx, clock };
   const retry = createRetryTracker({ clock, ...opts.retry });
   let inv: Inventory | undefined;
-  let queue: Promise<unknown> = Promise.resolve();
-
-  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
-    const run = queue.then(fn);
-    queue = run.catch(() => {});
-    return run;
-  };
+  const serial = createSerial();
   const load = async (): Promise<Inventory> => (inv ??= createInventory(await opts.loadInventory()));
   const observe = (resources: readonly Resource[], inventory: Inventory) =>
     observeAll({ resources, drivers: opts.drivers, ctx, inventory, concurrency: opts.observeConcurrency });
