@@ -11,6 +11,7 @@
  */
 import { createClient, type HttpClient } from '../api/client/http-client.ts';
 import type { ClientConfig } from '../api/client/types.ts';
+import { realClock, type Clock } from '../api/meta/clock.ts';
 import type { Declaration, DeclaredResource } from '../api/v1alpha1/generated/declaration.ts';
 import pkg from '../package.json' with { type: 'json' };
 import { declaredResources } from './declared-resources.ts';
@@ -63,6 +64,8 @@ export interface AgentOptions {
   outboxLimit?: number;
   /** Bytes of service log lines buffered on disk for the control plane at most (default 16 MiB). */
   logBufferBytes?: number;
+  /** The clock of every timer of the agent (reconcile, heartbeat, watch, shipper, supervisor). Default: real. */
+  clock?: Clock;
 }
 
 /** What a started agent reports. */
@@ -149,14 +152,15 @@ export function createAgent(opts: AgentOptions): Agent {
     if (boot) await importBootstrap({ store, stateDir: opts.stateDir, boot, logger });
     const node = identity.nodeName;
     const log = withNode(logger, node);
-    const supervisor = createProcessSupervisor({ stateDir: opts.stateDir, logger: log, ...opts.supervisor });
+    const clock = opts.clock ?? realClock;
+    const supervisor = createProcessSupervisor({ stateDir: opts.stateDir, logger: log, clock, ...opts.supervisor });
     const engine = createEngine({
       drivers: createDriverRegistry({ supervisor }),
-      ctx: { root: identity.root, stateDir: opts.stateDir, logger: log },
+      ctx: { root: identity.root, stateDir: opts.stateDir, logger: log, clock },
       loadInventory: async () => store.inventory(),
       saveInventory: (_all, change) => store.applyInventoryChange(change),
     });
-    const reach = createReachability({ store, logger: log, node, server: identity.server });
+    const reach = createReachability({ store, logger: log, node, server: identity.server, now: () => clock.now() });
     const metrics = withLogMetrics(() => logs, createAgentMetrics({
       node, version: AGENT_VERSION, unreachableSeconds: () => reach.unreachableSeconds(),
       generations: () => ({ received: store.declaration()?.object.spec.generation, applied: effects.appliedGeneration() }),
@@ -178,18 +182,18 @@ export function createAgent(opts: AgentOptions): Agent {
     const memo = new WeakMap<Declaration, DeclaredResource[]>();
     const resources = (d: Declaration): DeclaredResource[] => memo.get(d) ?? memo.set(d, declaredResources(d)).get(d)!;
     const loop = createReconcileLoop({
-      engine, node, logger: log, intervalMs: opts.reconcileIntervalMs ?? 5000, resources,
+      engine, node, logger: log, intervalMs: opts.reconcileIntervalMs ?? 5000, resources, clock,
       declaration: () => store.declaration()?.object, onRun: (o) => effects.onRun(o),
     });
     const client = createClient({ server: identity.server, caData: identity.caData, token: identity.token });
     const sync = createSync({
       client, node, site: identity.site, store, reach, logger: log, agentVersion: AGENT_VERSION,
-      heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 10_000, backoff: opts.reconnect,
+      heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 10_000, backoff: opts.reconnect, clock,
       state: { declaration: () => store.declaration()?.object, run: () => effects.lastRun(), appliedGeneration: () => effects.appliedGeneration() },
       onDeclaration: (obj) => receive({ store, node, logger: log, obj, report: () => sync.reporter.reportDeclaration(), loop }),
     });
     const logs = await openAgentLogs({
-      stateDir: opts.stateDir, node, identity, store, reach, logger: log, bufferBytes: opts.logBufferBytes, flushOutbox: () => void sync.reporter.flushOutbox(),
+      stateDir: opts.stateDir, node, identity, store, reach, logger: log, bufferBytes: opts.logBufferBytes, clock, flushOutbox: () => void sync.reporter.flushOutbox(),
     });
     const listen = opts.metricsListen ?? '127.0.0.1:0';
     const server = listen === false ? undefined : await serveMetrics({ listen, metrics, health: state });

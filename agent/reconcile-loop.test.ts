@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { sleep, type Clock } from '../api/meta/clock.ts';
+import { FakeClock, settle } from '../api/meta/fake-clock.ts';
 import type { Declaration } from '../api/v1alpha1/generated/declaration.ts';
 import type { Engine, ReconcileResult } from './engine/reconciler.ts';
 import { memoryLogger } from './engine/testing.ts';
@@ -7,8 +9,8 @@ import { createReconcileLoop, type RunOutcome } from './reconcile-loop.ts';
 
 const decl = { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Declaration', metadata: { name: 'a' }, spec: { generation: 1, resources: [] } } as Declaration;
 
-/** An engine whose reconciles take `ms` and record how many ran at once. */
-function slowEngine(ms: number) {
+/** An engine whose reconciles take `ms` on `clock` and record how many ran at once. */
+function slowEngine(clock: Clock, ms: number) {
   let active = 0;
   const seen = { runs: 0, maxActive: 0 };
   const engine: Engine = {
@@ -17,7 +19,7 @@ function slowEngine(ms: number) {
     async reconcile(): Promise<ReconcileResult> {
       active++;
       seen.maxActive = Math.max(seen.maxActive, active);
-      await new Promise((r) => setTimeout(r, ms));
+      if (ms > 0) await sleep(clock, ms).promise;
       active--;
       seen.runs++;
       return { results: [], steps: [], startedAt: '', durationMs: ms, timings: { observeMs: 0, planMs: 0, applyMs: 0 }, counts: {}, owned: 0 };
@@ -27,12 +29,16 @@ function slowEngine(ms: number) {
 }
 
 test('reconcile loop: reconciles never overlap; triggers during a run collapse into one more run', async () => {
-  const { engine, seen } = slowEngine(30);
+  const clock = new FakeClock();
+  const { engine, seen } = slowEngine(clock, 30);
   const outcomes: RunOutcome[] = [];
-  const loop = createReconcileLoop({ engine, declaration: () => decl, resources: () => [], intervalMs: 60_000, logger: memoryLogger(), node: 'a', onRun: (o) => { outcomes.push(o); } });
+  const loop = createReconcileLoop({ engine, declaration: () => decl, resources: () => [], intervalMs: 60_000, logger: memoryLogger(), node: 'a', onRun: (o) => { outcomes.push(o); }, clock });
   const first = loop.trigger('start');
-  await new Promise((r) => setTimeout(r, 5));
+  await settle();
   const more = [loop.trigger('a'), loop.trigger('b'), loop.trigger('c')];
+  clock.advance(30);
+  await settle();
+  clock.advance(30);
   await Promise.all([first, ...more]);
   assert.equal(seen.maxActive, 1);
   assert.equal(seen.runs, 2, 'the first run, then one more for the three triggers made while it ran');
@@ -41,27 +47,33 @@ test('reconcile loop: reconciles never overlap; triggers during a run collapse i
 });
 
 test('reconcile loop: nothing is reconciled before a declaration is stored; the interval timer runs after start()', async () => {
-  const { engine, seen } = slowEngine(1);
+  const clock = new FakeClock();
+  const { engine, seen } = slowEngine(clock, 0);
   let stored: Declaration | undefined;
-  const loop = createReconcileLoop({ engine, declaration: () => stored, resources: () => [], intervalMs: 20, logger: memoryLogger(), node: 'a', onRun: () => {} });
+  const loop = createReconcileLoop({ engine, declaration: () => stored, resources: () => [], intervalMs: 20, logger: memoryLogger(), node: 'a', onRun: () => {}, clock });
   await loop.trigger('start');
   assert.equal(seen.runs, 0);
   stored = decl;
   loop.start();
-  await new Promise((r) => setTimeout(r, 120));
+  for (let t = 0; t < 120; t += 20) {
+    clock.advance(20);
+    await settle();
+  }
   await loop.stop();
   assert.ok(seen.runs >= 2, `timer runs: ${seen.runs}`);
   const after = seen.runs;
-  await new Promise((r) => setTimeout(r, 60));
+  clock.advance(60);
+  await settle();
   assert.equal(seen.runs, after, 'no run after stop()');
 });
 
 test('reconcile loop: an engine error is reported as an outcome, and the loop goes on', async () => {
   let fail = true;
-  const engine = { ...slowEngine(1).engine, reconcile: async () => { if (fail) throw new Error('store is gone'); return slowEngine(0).engine.reconcile([]); } } as Engine;
+  const clock = new FakeClock();
+  const engine = { ...slowEngine(clock, 0).engine, reconcile: async () => { if (fail) throw new Error('store is gone'); return slowEngine(clock, 0).engine.reconcile([]); } } as Engine;
   const outcomes: RunOutcome[] = [];
   const logger = memoryLogger();
-  const loop = createReconcileLoop({ engine, declaration: () => decl, resources: () => [], intervalMs: 60_000, logger, node: 'a', onRun: (o) => { outcomes.push(o); } });
+  const loop = createReconcileLoop({ engine, declaration: () => decl, resources: () => [], intervalMs: 60_000, logger, node: 'a', onRun: (o) => { outcomes.push(o); }, clock });
   await loop.trigger('x');
   fail = false;
   await loop.trigger('y');

@@ -6,6 +6,7 @@
  * Nothing is reconciled before a declaration has been stored (nothing declared is not "remove all").
  */
 import { performance } from 'node:perf_hooks';
+import { realClock, type Clock, type TimerHandle } from '../api/meta/clock.ts';
 import type { Engine, ReconcileResult } from './engine/reconciler.ts';
 import type { Logger } from './engine/types.ts';
 import type { Declaration, DeclaredResource } from '../api/v1alpha1/generated/declaration.ts';
@@ -29,6 +30,8 @@ export interface ReconcileLoopOptions {
   logger: Logger;
   node: string;
   onRun(outcome: RunOutcome): void | Promise<void>;
+  /** The interval timer's clock. Default: the real clock. */
+  clock?: Clock;
 }
 
 /** The reconcile scheduler. */
@@ -45,14 +48,15 @@ export interface ReconcileLoop {
 export function createReconcileLoop(opts: ReconcileLoopOptions): ReconcileLoop {
   let running: Promise<void> | undefined;
   let pending: { reason: string; waiters: Array<() => void> } | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  const clock = opts.clock ?? realClock;
+  let timer: TimerHandle | undefined;
   let started = false;
   let stopped = false;
 
   const schedule = (): void => {
     if (!started || stopped) return;
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(() => { timer = undefined; void trigger('interval'); }, opts.intervalMs);
+    if (timer !== undefined) clock.clearTimeout(timer);
+    timer = clock.setTimeout(() => { timer = undefined; void trigger('interval'); }, opts.intervalMs);
   };
 
   async function runOnce(reason: string): Promise<void> {
@@ -100,7 +104,7 @@ export function createReconcileLoop(opts: ReconcileLoopOptions): ReconcileLoop {
     },
     async stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
+      if (timer !== undefined) clock.clearTimeout(timer);
       await running;
     },
   };

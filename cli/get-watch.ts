@@ -1,11 +1,11 @@
 /**
  * `meshctl get -w`: prints the current objects, then one row (or document) per change, until SIGINT or
- * SIGTERM, which end it cleanly with exit code 0. A watch the server closes is reopened from the last
- * resourceVersion seen.
+ * SIGTERM, which end it cleanly with exit code 0. It runs the list-then-watch loop of
+ * api/client/list-watch.ts: a watch the server closes is reopened from the last resourceVersion seen,
+ * and an expired one (410) relists, prints the list and goes on, as kubectl does. Any other error ends it.
  */
-import type { KubeObject, WatchEvent } from '../api/meta/types.ts';
-import type { WatchStream } from '../api/client/types.ts';
-import { ApiError } from '../api/meta/api-error.ts';
+import { startListWatch } from '../api/client/list-watch.ts';
+import type { KubeObject } from '../api/meta/types.ts';
 import type { CommandContext } from './command.ts';
 import { EXIT_OK } from './errors.ts';
 import { listOptions } from './get.ts';
@@ -41,41 +41,24 @@ class WatchPrinter {
 
 /** Runs `get -w` for one kind (and optionally one name). */
 export async function watchTarget(ctx: CommandContext, target: Target): Promise<number> {
-  const client = ctx.client();
-  const { plural } = target.kind;
   const opts = listOptions(ctx.args);
   if (target.names[0]) opts.fieldSelector = [opts.fieldSelector, `metadata.name=${target.names[0]}`].filter(Boolean).join(',');
   const printer = new WatchPrinter(ctx, target, { wide: ctx.args.str('output') === 'wide', showLabels: ctx.args.bool('show-labels') });
-  let stream: WatchStream | undefined;
-  let stopped = false;
-  ctx.onStop(() => {
-    stopped = true;
-    stream?.close();
+  let listed = false;
+  const watch = startListWatch({
+    client: ctx.client(), plural: target.kind.plural, ...opts, watchOnly: ctx.args.bool('watch-only'),
+    backoff: { baseMs: 1000, maxMs: 1000 },
+    async onList(items) {
+      if (items.length) await printer.print(items);
+      else if (!listed) ctx.err('No resources found\n');
+      listed = true;
+    },
+    onEvent: (event) => printer.print([event.object]),
+    onFailure(e) {
+      throw e;
+    },
   });
-  let rv: string | undefined;
-  if (!ctx.args.bool('watch-only')) {
-    const list = await client.list(plural, opts);
-    if (list.items.length) await printer.print(list.items);
-    else ctx.err('No resources found\n');
-    rv = list.metadata.resourceVersion;
-  }
-  while (!stopped) {
-    stream = await client.watch(plural, { ...opts, ...(rv ? { resourceVersion: rv } : {}) });
-    if (stopped) stream.close();
-    const started = Date.now();
-    for await (const event of stream.events) rv = await onEvent(event, printer, rv);
-    if (!stopped && Date.now() - started < 1000) await new Promise((r) => setTimeout(r, 1000));
-  }
+  ctx.onStop(() => void watch.stop());
+  await watch.done;
   return EXIT_OK;
-}
-
-/** Prints one event; returns the resourceVersion to resume from. An ERROR event ends the command. */
-async function onEvent(event: WatchEvent, printer: WatchPrinter, rv: string | undefined): Promise<string | undefined> {
-  if (event.type === 'ERROR') {
-    const status = event.object as unknown as Parameters<typeof ApiError.fromStatus>[0];
-    throw ApiError.fromStatus(status, status.code ?? 500);
-  }
-  const next = event.object?.metadata?.resourceVersion ?? rv;
-  if (event.type !== 'BOOKMARK') await printer.print([event.object]);
-  return next;
 }

@@ -14,9 +14,9 @@ import type { KubeObject } from '../api/meta/types.ts';
 import type { Assignment, Declaration, Module, Node } from '../api/v1alpha1/generated/index.ts';
 import { assignmentStatus, statusDiffers } from './assignment-status.ts';
 import { assignmentsOf, declarationToWrite, readOwnerRecords, renderDeclaration, type Rendering } from '../api/v1alpha1/render-declaration.ts';
-import { realClock, type Clock } from './runtime/clock.ts';
+import { realClock, type Clock } from '../api/meta/clock.ts';
 import { createController, type Controller, type Reconciler } from './runtime/controller.ts';
-import type { Informer } from './runtime/informer.ts';
+import type { Informer } from '../api/client/informer.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import type { Manager } from './runtime/manager.ts';
 

@@ -14,7 +14,7 @@ import type { Condition, KubeObject } from '../api/meta/types.ts';
 import type { NodeStatus } from '../api/v1alpha1/generated/index.ts';
 import { startServer, type TestServer } from '../test/harness.ts';
 import { createNodeController, nextNodeStatus } from './node-controller.ts';
-import { FakeClock } from './runtime/fake-clock.ts';
+import { FakeClock } from '../api/meta/fake-clock.ts';
 import { createManager } from './runtime/manager.ts';
 
 const T0 = Date.parse('2030-01-01T00:00:00Z');

@@ -20,9 +20,9 @@ import { setCondition } from './assignment-status.ts';
 import {
   DECLARATION_APPLIED, HeartbeatTracker, REACHABLE, declarationVerdict, gracePeriodMs, reachabilityVerdict, type Verdict,
 } from './node-reachability.ts';
-import { realClock, type Clock } from './runtime/clock.ts';
+import { realClock, type Clock } from '../api/meta/clock.ts';
 import { createController, type Controller, type Reconciler, type Result } from './runtime/controller.ts';
-import type { Informer } from './runtime/informer.ts';
+import type { Informer } from '../api/client/informer.ts';
 import type { Manager } from './runtime/manager.ts';
 
 /** Options of createNodeController. */

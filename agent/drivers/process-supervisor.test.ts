@@ -6,9 +6,12 @@ import { logPath } from './log-file.ts';
 import { recordPath, procArgv } from './process-record.ts';
 import { tempHost, memoryLogger } from '../engine/testing.ts';
 import type { ProcessSpec } from './process-types.ts';
+import { FakeClock } from '../../api/meta/fake-clock.ts';
 
 const node = process.execPath;
 const forever = 'setInterval(()=>{},1e9)';
+/** A poll interval a FakeClock never reaches. */
+const NEVER = 1e12;
 const spec = (script: string, fingerprint = script, extra: Partial<ProcessSpec> = {}, cwd = '/'): ProcessSpec =>
   ({ command: [node, '-e', script], env: {}, cwd, restart: 'always', fingerprint, ...extra });
 
@@ -67,25 +70,33 @@ test('process: starts, captures stdout and stderr in the log file, keeps a pid f
 });
 
 test('process: restarts after being killed, with exponential backoff that resets after a long run', async () => {
+  const clock = new FakeClock();
   const delays: number[] = [];
-  const t = setup({
-    backoff: { initialMs: 40, maxMs: 160, resetAfterMs: 400 },
-    clock: { now: () => Date.now(), setTimeout: (fn, ms) => { delays.push(ms); return setTimeout(fn, ms); }, clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) },
-  });
+  const setTimer = clock.setTimeout.bind(clock);
+  clock.setTimeout = (fn, ms) => { if (ms !== NEVER) delays.push(ms); return setTimer(fn, ms); };
+  const t = setup({ backoff: { initialMs: 40, maxMs: 160, resetAfterMs: 400 }, pollMs: NEVER, clock });
+  /** Waits until `id` waits out its restart delay (its timer is set beside the poller's), then lets it pass. */
+  const restartDue = async (id: string): Promise<void> => {
+    await until(`${id} backing off`, async () => (await t.sup.inspect(id))?.phase === 'backoff' && clock.pending() > 1);
+    clock.advance(delays.at(-1)!);
+  };
   try {
     const first = await t.sup.ensure('svc', spec(forever));
     t.pids.add(first.pid!);
     process.kill(first.pid!, 'SIGKILL');
+    await restartDue('svc');
     const second = await until('restart', async () => { const s = await t.sup.inspect('svc'); return s?.phase === 'running' && s.pid !== first.pid && s; });
     t.pids.add(second.pid!);
     assert.equal(second.restarts, 1);
     assert.equal(second.lastExit?.signal, 'SIGKILL');
     await t.sup.ensure('loop', spec('process.exit(3)'));
+    for (let i = 0; i < 5; i++) await restartDue('loop');
     await until('five crash-loop restarts', async () => ((await t.sup.inspect('loop'))?.restarts ?? 0) >= 5);
     await t.sup.stop('loop');
     assert.deepEqual(delays.slice(1, 6), [40, 80, 160, 160, 160], 'doubling from 40 ms, capped at 160 ms');
-    await new Promise((r) => setTimeout(r, 450));
+    clock.advance(450);
     process.kill(second.pid!, 'SIGKILL');
+    await restartDue('svc');
     await until('restart after a long run', async () => { const s = await t.sup.inspect('svc'); return s?.phase === 'running' && s.pid !== second.pid && s; });
     assert.equal(delays.at(-1), 40, 'the delay reset after the process stayed up longer than resetAfterMs');
   } finally {

@@ -5,8 +5,8 @@
  * that a new agent process ADOPTS a process the previous one started instead of starting a duplicate.
  */
 import type { ChildProcess } from 'node:child_process';
+import { Backoff, realClock } from '../../api/meta/clock.ts';
 import type { RestartPolicy } from '../../api/v1alpha1/generated/host-resource.ts';
-import type { Clock } from '../engine/types.ts';
 import { logPath, rotateLog } from './log-file.ts';
 import { currentBootId, deleteRecord, isSameProcess, readRecord, writeRecord } from './process-record.ts';
 import { spawnService } from './process-spawn.ts';
@@ -25,22 +25,17 @@ interface Entry {
   startTime: string;
   adopted: boolean;
   startedAtMs: number;
-  failures: number;
+  /** Restart delays; reset once the process stayed up `resetAfterMs`. */
+  backoff: Backoff;
   restarts: number;
   timer?: unknown;
   lastExit?: ProcessStatus['lastExit'];
   writes: Promise<void>;
 }
 
-const realClock: Clock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
-  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
-};
-
 /** Creates the process supervisor (see the module comment for what it guarantees). */
 export function createProcessSupervisor(opts: ProcessSupervisorOptions): ProcessSupervisor {
-  const backoff = { ...DEFAULT_BACKOFF, ...opts.backoff };
+  const timings = { ...DEFAULT_BACKOFF, ...opts.backoff };
   const clock = opts.clock ?? realClock;
   const { stateDir, logger } = opts;
   const baseEnv = opts.baseEnv ?? { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin' };
@@ -94,9 +89,8 @@ export function createProcessSupervisor(opts: ProcessSupervisorOptions): Process
       logger.info('Exited service process', { id: e.id, code, signal, restart: e.spec.restart });
       return;
     }
-    if (clock.now() - e.startedAtMs >= backoff.resetAfterMs) e.failures = 0;
-    const delay = Math.min(backoff.initialMs * 2 ** e.failures, backoff.maxMs);
-    e.failures += 1;
+    if (clock.now() - e.startedAtMs >= timings.resetAfterMs) e.backoff.reset();
+    const delay = e.backoff.next();
     e.phase = 'backoff';
     e.timer = clock.setTimeout(() => void restart(e), delay);
     logger.info('Exited service process', { id: e.id, code, signal, restartInMs: delay });
@@ -112,6 +106,11 @@ export function createProcessSupervisor(opts: ProcessSupervisorOptions): Process
       onExit(e, null, null);
     }
   }
+
+  const newEntry = (id: string, spec: ProcessSpec): Entry => ({
+    id, spec, phase: 'running', startTime: '', adopted: false, startedAtMs: 0, restarts: 0, writes: Promise.resolve(),
+    backoff: new Backoff({ baseMs: timings.initialMs, maxMs: timings.maxMs }),
+  });
 
   async function adopt(id: string): Promise<Entry | undefined> {
     const rec = await readRecord(stateDir, id);
@@ -169,8 +168,9 @@ export function createProcessSupervisor(opts: ProcessSupervisorOptions): Process
       }
     }
   }
-  const poller = setInterval(() => void poll(), opts.pollMs ?? 1000);
-  poller.unref();
+  let poller = clock.setTimeout(function next() {
+    void poll().finally(() => { if (!closed) poller = clock.setTimeout(next, opts.pollMs ?? 1000); });
+  }, opts.pollMs ?? 1000);
 
   return {
     async ensure(id, spec) {
@@ -197,7 +197,7 @@ export function createProcessSupervisor(opts: ProcessSupervisorOptions): Process
     },
     close() {
       closed = true;
-      clearInterval(poller);
+      clock.clearTimeout(poller);
       for (const e of entries.values()) if (e.timer !== undefined) clock.clearTimeout(e.timer);
     },
   };
@@ -205,10 +205,6 @@ export function createProcessSupervisor(opts: ProcessSupervisorOptions): Process
 
 function shouldStayDown(policy: RestartPolicy, code: number | null): boolean {
   return policy === 'never' || (policy === 'on-failure' && code === 0);
-}
-
-function newEntry(id: string, spec: ProcessSpec): Entry {
-  return { id, spec, phase: 'running', startTime: '', adopted: false, startedAtMs: 0, failures: 0, restarts: 0, writes: Promise.resolve() };
 }
 
 async function waitUntil(cond: () => boolean, ms: number): Promise<boolean> {

@@ -7,8 +7,8 @@ import { createDriverRegistry } from '../drivers/registry.ts';
 import { createProcessSupervisor } from '../drivers/process-supervisor.ts';
 import { procArgv } from '../drivers/process-record.ts';
 import { memoryInventoryStore, memoryLogger, tempHost } from './testing.ts';
+import type { Clock } from '../../api/meta/clock.ts';
 import type { DeclaredResource } from '../../api/v1alpha1/generated/declaration.ts';
-import type { Clock } from './types.ts';
 
 const forever = (tag: string): string[] => [process.execPath, '-e', `/* ${tag} */ setInterval(()=>{},1e9)`];
 const running = (pid: unknown): boolean => typeof pid === 'number' && (procArgv(pid) ?? []).length > 0;

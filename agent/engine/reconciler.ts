@@ -10,8 +10,10 @@ import { createInventory, type Inventory, type InventoryChange } from './invento
 import { observeAll } from './observe.ts';
 import { plan } from './plan.ts';
 import { createRetryTracker, type RetryOptions } from './retry.ts';
+import { realClock, type Clock } from '../../api/meta/clock.ts';
+import { createSerial } from '../../api/meta/serial.ts';
 import type { DeclaredResource } from '../../api/v1alpha1/generated/declaration.ts';
-import type { Clock, DriverContext, DriverRegistry, InventoryEntry, ResourceResult, ResultState, Step } from './types.ts';
+import type { DriverContext, DriverRegistry, InventoryEntry, ResourceResult, ResultState, Step } from './types.ts';
 
 export type { InventoryChange } from './inventory.ts';
 
@@ -51,21 +53,13 @@ export interface Engine {
   inventory(): Promise<readonly InventoryEntry[]>;
 }
 
-const systemClock: Clock = { now: () => Date.now(), setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>) };
-
 /** Creates the engine (see the module comment). */
 export function createEngine(opts: EngineOptions): Engine {
-  const clock = opts.clock ?? opts.ctx.clock ?? systemClock;
+  const clock = opts.clock ?? opts.ctx.clock ?? realClock;
   const ctx: DriverContext = { ...opts.ctx, clock };
   const retry = createRetryTracker({ clock, ...opts.retry });
   let inv: Inventory | undefined;
-  let queue: Promise<unknown> = Promise.resolve();
-
-  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
-    const run = queue.then(fn);
-    queue = run.catch(() => {});
-    return run;
-  };
+  const serial = createSerial();
   const load = async (): Promise<Inventory> => (inv ??= createInventory(await opts.loadInventory()));
   const observe = (resources: readonly DeclaredResource[], inventory: Inventory) =>
     observeAll({ resources, drivers: opts.drivers, ctx, inventory, concurrency: opts.observeConcurrency });

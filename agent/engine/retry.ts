@@ -3,7 +3,7 @@
  * attempted again until its delay has passed — doubling from `initialMs` to `maxMs` with each
  * consecutive failure, reset by a success.
  */
-import type { Clock } from './types.ts';
+import { KeyedBackoff, type Clock } from '../../api/meta/clock.ts';
 
 /** Backoff of failed resources between reconciles. */
 export interface RetryOptions {
@@ -23,9 +23,8 @@ export interface RetryTracker {
 
 /** Creates a retry tracker on `clock`. */
 export function createRetryTracker(opts: RetryOptions & { clock: Clock }): RetryTracker {
-  const initial = opts.initialMs ?? 1000;
-  const max = opts.maxMs ?? 300_000;
-  const state = new Map<string, { failures: number; nextAt: number; message: string }>();
+  const backoff = new KeyedBackoff({ baseMs: opts.initialMs ?? 1000, maxMs: opts.maxMs ?? 300_000 });
+  const state = new Map<string, { nextAt: number; message: string }>();
   return {
     waiting(id) {
       const s = state.get(id);
@@ -33,15 +32,14 @@ export function createRetryTracker(opts: RetryOptions & { clock: Clock }): Retry
       if (!s || left <= 0) return undefined;
       // An absolute time, not a countdown: the message (reported in the Declaration status) then changes only
       // when something happened, so reconciles while waiting do not rewrite the status.
-      return `next attempt at ${new Date(s.nextAt).toISOString()} after ${s.failures} failure(s); last error: ${s.message}`;
+      return `next attempt at ${new Date(s.nextAt).toISOString()} after ${backoff.failures(id)} failure(s); last error: ${s.message}`;
     },
     failed(id, message) {
-      const failures = (state.get(id)?.failures ?? 0) + 1;
-      const delay = Math.min(initial * 2 ** (failures - 1), max);
-      state.set(id, { failures, nextAt: opts.clock.now() + delay, message });
+      state.set(id, { nextAt: opts.clock.now() + backoff.next(id), message });
     },
     succeeded(id) {
       state.delete(id);
+      backoff.reset(id);
     },
   };
 }

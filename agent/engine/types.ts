@@ -4,6 +4,7 @@
  * are the types generated from the schemas (`DeclaredResource`, `DirectorySpec`, `FileSpec`,
  * `ServiceSpec`, … in api/v1alpha1/generated/), which admission validates against.
  */
+import type { Clock } from '../../api/meta/clock.ts';
 import type { ResourceResult as StatusResult } from '../../api/v1alpha1/generated/declaration.ts';
 import type { HostResourceId, HostResourceKind, HostResourceSpec } from '../../api/v1alpha1/generated/host-resource.ts';
 import type { Logger } from '../../api/meta/logger.ts';
@@ -11,15 +12,6 @@ import type { Logger } from '../../api/meta/logger.ts';
 /** The structured logger every process shares. */
 export type { Logger, LogFields } from '../../api/meta/logger.ts';
 
-/** An opaque timer handle. */
-export type TimerHandle = unknown;
-
-/** Injectable time (same shape as the controller runtime's clock). */
-export interface Clock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): TimerHandle;
-  clearTimeout(handle: TimerHandle): void;
-}
 
 /** What every driver call receives: where the host lives and where the agent keeps its own files. */
 export interface DriverContext {

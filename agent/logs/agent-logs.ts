@@ -3,6 +3,7 @@
  * its outbox (the `LogsDropped` Event goes there like every other event), and its metrics appended to
  * the agent's own.
  */
+import type { Clock } from '../../api/meta/clock.ts';
 import type { Logger } from '../engine/types.ts';
 import type { AgentMetrics } from '../metrics.ts';
 import type { AgentIdentity, AgentStore } from '../store/agent-store.ts';
@@ -21,6 +22,8 @@ export interface AgentLogsOptions {
   bufferBytes?: number;
   /** Delivers the outbox now (called after an event was queued while the control plane is reachable). */
   flushOutbox(): void;
+  /** The shipper's timers. Default: the real clock. */
+  clock?: Clock;
 }
 
 /** A shipper that does nothing: what the agent runs when its log buffer cannot be opened. */
@@ -32,7 +35,7 @@ const DISABLED: LogShipper = { start: () => {}, stop: async () => {}, metrics: (
  */
 export async function openAgentLogs(o: AgentLogsOptions): Promise<LogShipper> {
   return openLogShipper({
-    stateDir: o.stateDir, node: o.node, reach: o.reach, logger: o.logger,
+    stateDir: o.stateDir, node: o.node, reach: o.reach, logger: o.logger, clock: o.clock,
     connection: { server: o.identity.server, caData: o.identity.caData, token: o.identity.token },
     ...(o.bufferBytes !== undefined ? { bufferBytes: o.bufferBytes } : {}),
     report: async (event) => {

@@ -9,6 +9,7 @@
  */
 import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createSerial } from '../../api/meta/serial.ts';
 import { fsyncDir } from '../drivers/fs-util.ts';
 import type { Logger } from '../engine/types.ts';
 import {
@@ -94,7 +95,7 @@ class DiskLogBuffer implements LogBuffer {
   readonly #segs: Segment[];
   #nextSeq: number;
   #fh: FileHandle | undefined;
-  #queue: Promise<unknown> = Promise.resolve();
+  readonly #serial = createSerial();
 
   constructor(opts: LogBufferOptions, state: BufferState, segs: Segment[], nextSeq: number) {
     this.#dir = opts.dir;
@@ -241,11 +242,5 @@ class DiskLogBuffer implements LogBuffer {
       const old = this.#segs.shift()!;
       await rm(join(this.#dir, segmentName(old.index)), { force: true });
     }
-  }
-
-  #serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(fn);
-    this.#queue = run.catch(() => {});
-    return run;
   }
 }

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FakeClock, settle } from '../../api/meta/fake-clock.ts';
 import { createApp } from '../../api/server/app.ts';
 import { bearerAuthenticator, hashToken } from '../../api/server/access/auth.ts';
 import { listen, type Listening } from '../../api/server/listen.ts';
@@ -26,6 +27,8 @@ interface Rig {
   agentStore: AgentStore;
   shipper: LogShipper;
   logger: ReturnType<typeof memoryLogger>;
+  /** The shipper's clock: its polls and retries happen only as the test advances it. */
+  clock: FakeClock;
   up(): Promise<void>;
   down(): Promise<void>;
   /** The numbers of `line N` stored by the control plane, in file order. */
@@ -48,11 +51,12 @@ async function rig(t: TestContext, bufferBytes?: number): Promise<Rig> {
   };
   await up();
   const logger = memoryLogger();
+  const clock = new FakeClock();
   const agentStore = await openAgentStore({ stateDir, logger });
   const reach = createReachability({ store: agentStore, logger, node: 'a', server: server!.url });
   const identity = { nodeName: 'a', root: '/', server: server!.url, token: 'admin' };
   const shipper = await openAgentLogs({
-    stateDir, node: 'a', identity, store: agentStore, reach, logger, flushOutbox: () => {},
+    stateDir, node: 'a', identity, store: agentStore, reach, logger, flushOutbox: () => {}, clock,
     ...(bufferBytes ? { bufferBytes } : {}),
   });
   t.after(async () => {
@@ -64,7 +68,7 @@ async function rig(t: TestContext, bufferBytes?: number): Promise<Rig> {
     rmSync(dir, { recursive: true, force: true });
   });
   return {
-    stateDir, store, agentStore, shipper, logger, up,
+    stateDir, store, agentStore, shipper, logger, clock, up,
     down: async () => { await server?.close(); server = undefined; },
     stored: async () => {
       const res = await fetch(`${server!.url}/apis/meshctl.dev/v1alpha1/nodes/a/logs?service=${encodeURIComponent(SERVICE)}`, { headers: { authorization: 'Bearer admin' } });
@@ -79,19 +83,35 @@ async function rig(t: TestContext, bufferBytes?: number): Promise<Rig> {
 
 const upTo = (n: number): number[] => Array.from({ length: n }, (_, i) => i + 1);
 
+/** Lets `ms` pass on the shipper's clock, one poll interval at a time, with its I/O in between. */
+async function pass(clock: FakeClock, ms: number): Promise<void> {
+  for (let t = 0; t < ms; t += 250) {
+    clock.advance(Math.min(250, ms - t));
+    await settle();
+  }
+}
+
+/** Drives the shipper's clock (a poll interval per try) until `cond` holds; its HTTP calls take real time. */
+function until<T>(r: Rig, cond: () => T | undefined | false | Promise<T | undefined | false>, ms: number, what: string): Promise<T> {
+  return waitFor(async () => {
+    await pass(r.clock, 250);
+    return cond();
+  }, ms, what);
+}
+
 test('lines reach the control plane in order; while it is away they wait on disk, and arrive after it, without gaps or repeats', async (t) => {
   const r = await rig(t);
   r.shipper.start();
   r.write(1, 20);
-  await waitFor(async () => (await r.stored()).length === 20, 5000, 'the first lines');
+  await until(r, async () => (await r.stored()).length === 20, 5000, 'the first lines');
   await r.down();
   r.write(21, 60);
-  await waitFor(() => r.logger.lines.some((l) => l.msg === 'Lost contact with control plane'), 5000, 'the shipper to notice the outage');
-  await new Promise((res) => setTimeout(res, 500));
+  await until(r, () => r.logger.lines.some((l) => l.msg === 'Lost contact with control plane'), 5000, 'the shipper to notice the outage');
+  await pass(r.clock, 500);
   await r.up();
-  await waitFor(async () => (await r.stored()).length >= 60, 10_000, 'the lines written during the outage');
+  await until(r, async () => (await r.stored()).length >= 60, 10_000, 'the lines written during the outage');
   r.write(61, 70);
-  await waitFor(async () => (await r.stored()).length >= 70, 5000, 'lines after the outage');
+  await until(r, async () => (await r.stored()).length >= 70, 5000, 'lines after the outage');
   assert.deepEqual(await r.stored(), upTo(70));
   assert.ok(r.logger.lines.some((l) => l.msg === 'Reconnected to control plane'));
 });
@@ -100,16 +120,16 @@ test('a tiny buffer during an outage drops the oldest lines, counts them, and re
   const r = await rig(t, 2048);
   r.shipper.start();
   r.write(1, 5);
-  await waitFor(async () => (await r.stored()).length === 5, 5000, 'the first lines');
+  await until(r, async () => (await r.stored()).length === 5, 5000, 'the first lines');
   await r.down();
   for (let n = 6; n <= 100; n += 5) {
     r.write(n, n + 4);
-    await new Promise((res) => setTimeout(res, 30));
+    await pass(r.clock, 250);
   }
-  await waitFor(() => metricValue(r.shipper.metrics(), 'meshagent_log_dropped_lines_total')! > 0, 5000, 'drops');
-  await new Promise((res) => setTimeout(res, 300));
+  await until(r, () => metricValue(r.shipper.metrics(), 'meshagent_log_dropped_lines_total')! > 0, 5000, 'drops');
+  await pass(r.clock, 300);
   await r.up();
-  await waitFor(async () => (await r.stored()).at(-1) === 100, 10_000, 'the newest line');
+  await until(r, async () => (await r.stored()).at(-1) === 100, 10_000, 'the newest line');
   const stored = await r.stored();
   const dropped = metricValue(r.shipper.metrics(), 'meshagent_log_dropped_lines_total')!;
   const gapStart = stored.findIndex((n, i) => n !== i + 1);
@@ -119,7 +139,7 @@ test('a tiny buffer during an outage drops the oldest lines, counts them, and re
   const missing = Array.from({ length: dropped }, (_, i) => gapStart + 1 + i);
   const bytes = missing.reduce((sum, n) => sum + Buffer.byteLength(`line ${n} ${'.'.repeat(60)}\n`), 0);
   assert.equal(metricValue(r.shipper.metrics(), 'meshagent_log_dropped_bytes_total'), bytes, 'the bytes of exactly those lines');
-  await waitFor(() => r.agentStore.outbox().find((o) => o.reason === 'LogsDropped'), 5000, 'the LogsDropped event');
+  await until(r, () => r.agentStore.outbox().find((o) => o.reason === 'LogsDropped'), 5000, 'the LogsDropped event');
   const event = r.agentStore.outbox().find((o) => o.reason === 'LogsDropped')!;
   assert.equal(event.type, 'Warning');
   assert.deepEqual(event.involvedObject, { kind: 'Node', name: 'a' });

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { HttpTransport, isUnreachable } from '../../api/client/http-transport.ts';
 import type { ClientConfig } from '../../api/client/types.ts';
 import { ApiError } from '../../api/meta/api-error.ts';
+import { Backoff, realClock, sleep, type Clock, type TimerHandle } from '../../api/meta/clock.ts';
 import { logsPath, type LogPost } from '../../api/server/log-wire.ts';
 import type { Logger } from '../engine/types.ts';
 import type { Reachability } from '../sync/reachability.ts';
@@ -40,6 +41,8 @@ export interface LogShipperOptions {
   /** Bytes of buffered lines per POST at most. Default 256 KiB. */
   batchBytes?: number;
   backoff?: { initialMs?: number; maxMs?: number };
+  /** The poll and retry timers. Default: the real clock. */
+  clock?: Clock;
 }
 
 /** The running shipper. */
@@ -68,8 +71,9 @@ class Shipper implements LogShipper {
   readonly #tailer: Tailer;
   readonly #limit: number;
   readonly #transport: HttpTransport;
+  readonly #clock: Clock;
   #stopped = false;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: TimerHandle | undefined;
   #collecting: Promise<void> = Promise.resolve();
   #sending: Promise<void> = Promise.resolve();
   #wake: { reason: 'data' | 'retry'; fn: () => void } | undefined;
@@ -83,6 +87,7 @@ class Shipper implements LogShipper {
     this.#tailer = tailer;
     this.#limit = limit;
     this.#transport = new HttpTransport({ config: opts.connection });
+    this.#clock = opts.clock ?? realClock;
     opts.reach.onReturn(() => this.#wakeUp('retry'));
   }
 
@@ -93,7 +98,7 @@ class Shipper implements LogShipper {
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#wakeUp('retry');
     this.#transport.close();
     await this.#collecting;
@@ -113,7 +118,7 @@ class Shipper implements LogShipper {
         if (String(e) !== this.#collectError) this.#o.logger.error('Failed to buffer service logs', { node: this.#o.node, error: String(e) });
         this.#collectError = String(e);
       })
-      .finally(() => { if (!this.#stopped) this.#timer = setTimeout(() => this.#tick(), this.#o.pollMs ?? 250); });
+      .finally(() => { if (!this.#stopped) this.#timer = this.#clock.setTimeout(() => this.#tick(), this.#o.pollMs ?? 250); });
   }
 
   async #collect(): Promise<void> {
@@ -130,19 +135,15 @@ class Shipper implements LogShipper {
   }
 
   async #sendLoop(): Promise<void> {
-    const initial = this.#o.backoff?.initialMs ?? 250;
-    let delay = initial;
+    const backoff = new Backoff({ baseMs: this.#o.backoff?.initialMs ?? 250, maxMs: this.#o.backoff?.maxMs ?? 5000 });
     while (!this.#stopped) {
       const outcome = await this.#sendOnce().catch((e: unknown): Outcome => {
         this.#o.logger.error('Failed to ship logs', { node: this.#o.node, error: String(e) });
         return 'failed';
       });
-      if (outcome === 'sent') delay = initial;
+      if (outcome === 'sent') backoff.reset();
       else if (outcome === 'idle') await this.#sleep('data', 5000);
-      else {
-        await this.#sleep('retry', delay);
-        delay = Math.min(delay * 2, this.#o.backoff?.maxMs ?? 5000);
-      }
+      else await this.#sleep('retry', backoff.next());
     }
   }
 
@@ -195,17 +196,12 @@ class Shipper implements LogShipper {
     return 'failed';
   }
 
-  #sleep(reason: 'data' | 'retry', ms: number): Promise<void> {
-    if (this.#stopped) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.#wake = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.#wake = { reason, fn: done };
-    });
+  async #sleep(reason: 'data' | 'retry', ms: number): Promise<void> {
+    if (this.#stopped) return;
+    const nap = sleep(this.#clock, ms);
+    this.#wake = { reason, fn: nap.cancel };
+    await nap.promise;
+    this.#wake = undefined;
   }
 
   /** Ends a sleep: new data ends only an idle wait; a retry (contact returned, stop) ends any. */

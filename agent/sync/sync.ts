@@ -4,6 +4,7 @@
  * it changed, and deliver the outbox. When contact returns after an outage it reports at once: the
  * status of the current generation (in full), a heartbeat, and the outbox; and wakes the watch.
  */
+import { realClock, type Clock, type TimerHandle } from '../../api/meta/clock.ts';
 import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
 import { startDeclarationWatch, type DeclarationWatch } from './declaration-watch.ts';
 import { createReporter, type Reporter, type ReporterOptions } from './reporter.ts';
@@ -15,6 +16,8 @@ export interface SyncOptions extends ReporterOptions {
   onDeclaration(obj: Declaration): Promise<void>;
   backoff?: { initialMs?: number; maxMs?: number };
   watchIdleTimeoutMs?: number;
+  /** The heartbeat's and the watch's timers. Default: the real clock. */
+  clock?: Clock;
 }
 
 /** The running link to the control plane. */
@@ -28,8 +31,9 @@ export interface Sync {
 /** Creates the link; `start()` runs it in the background. */
 export function createSync(opts: SyncOptions): Sync {
   const reporter = createReporter(opts);
+  const clock = opts.clock ?? realClock;
   let watch: DeclarationWatch | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: TimerHandle | undefined;
   let beating: Promise<void> = Promise.resolve();
   let stopped = false;
 
@@ -43,7 +47,7 @@ export function createSync(opts: SyncOptions): Sync {
   const tick = (): void => {
     if (stopped) return;
     beating = beat().finally(() => {
-      if (!stopped) timer = setTimeout(tick, opts.heartbeatIntervalMs);
+      if (!stopped) timer = clock.setTimeout(tick, opts.heartbeatIntervalMs);
     });
   };
 
@@ -66,7 +70,7 @@ export function createSync(opts: SyncOptions): Sync {
       void reporter.ensureNode().finally(() => {
         if (stopped) return;
         watch = startDeclarationWatch({
-          client: opts.client, node: opts.node, reach: opts.reach, logger: opts.logger, onDeclaration: opts.onDeclaration,
+          client: opts.client, node: opts.node, reach: opts.reach, logger: opts.logger, onDeclaration: opts.onDeclaration, clock,
           ...(opts.backoff ? { backoff: opts.backoff } : {}),
           ...(opts.watchIdleTimeoutMs ? { idleTimeoutMs: opts.watchIdleTimeoutMs } : {}),
         });
@@ -75,7 +79,7 @@ export function createSync(opts: SyncOptions): Sync {
     },
     async stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
+      if (timer !== undefined) clock.clearTimeout(timer);
       await watch?.stop();
       await beating;
       await reporter.idle();

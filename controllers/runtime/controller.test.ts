@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeClock, settle } from './fake-clock.ts';
-import { WorkQueue } from './work-queue.ts';
+import { FakeClock, settle } from '../../api/meta/fake-clock.ts';
+import { WorkQueue } from '../../api/client/work-queue.ts';
 import { createController, TerminalError, type Reconciler, type Result } from './controller.ts';
 import type { Logger, LogFields } from '../../api/meta/logger.ts';
 

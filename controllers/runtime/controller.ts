@@ -8,10 +8,10 @@
  */
 import { ApiError } from '../../api/meta/api-error.ts';
 import type { KubeObject } from '../../api/meta/types.ts';
-import type { Clock } from './clock.ts';
-import type { Informer, InformerEventType } from './informer.ts';
+import type { Clock } from '../../api/meta/clock.ts';
+import type { Informer, InformerEventType } from '../../api/client/informer.ts';
 import { createJsonLogger, type Logger } from '../../api/meta/logger.ts';
-import { WorkQueue } from './work-queue.ts';
+import { WorkQueue } from '../../api/client/work-queue.ts';
 
 /** What a reconcile may ask for besides success: `requeueAfter` ms to look again. */
 export interface Result {

@@ -10,11 +10,11 @@ import { createClient, type HttpClient } from '../../api/client/http-client.ts';
 import type { KubeObject } from '../../api/meta/types.ts';
 import { startServer, type TestServer } from '../../test/harness.ts';
 import { createController, type Reconciler } from './controller.ts';
-import { FakeClock } from './fake-clock.ts';
-import { createInformer, type Informer, type InformerEventType } from './informer.ts';
+import { FakeClock } from '../../api/meta/fake-clock.ts';
+import { createInformer, type Informer, type InformerEventType } from '../../api/client/informer.ts';
 import type { LogFields, Logger } from '../../api/meta/logger.ts';
 import { createManager } from './manager.ts';
-import { WorkQueue } from './work-queue.ts';
+import { WorkQueue } from '../../api/client/work-queue.ts';
 
 const API = '/apis/meshctl.dev/v1alpha1';
 const MERGE = { 'content-type': 'application/merge-patch+json' };

@@ -3,9 +3,9 @@
  * starts informers first, waits for their caches to sync, then starts the workers, and stops everything.
  */
 import type { Client } from '../../api/client/types.ts';
-import { realClock, type Clock } from './clock.ts';
+import { realClock, type Clock } from '../../api/meta/clock.ts';
 import type { Controller } from './controller.ts';
-import { createInformer, type Informer } from './informer.ts';
+import { createInformer, type Informer } from '../../api/client/informer.ts';
 import type { Logger } from '../../api/meta/logger.ts';
 
 /** Options of createManager. */

@@ -8,7 +8,7 @@
  *   backoff (`baseDelayMs * 2^n`, capped at `maxDelayMs`) that `forget(key)` resets.
  * - After `shutDown()`, adds are ignored and `get()` drains what is queued, then resolves `undefined`.
  */
-import { realClock, type Clock, type TimerHandle } from './clock.ts';
+import { KeyedBackoff, realClock, type Clock, type TimerHandle } from '../meta/clock.ts';
 
 /** Options of a WorkQueue; the defaults are client-go's (5 ms base, 1000 s cap). */
 export interface WorkQueueOptions {
@@ -24,20 +24,17 @@ interface Delayed { due: number; handle: TimerHandle }
 /** The queue between informers and workers: deduplicates keys, serializes each key, delays and backs off. */
 export class WorkQueue {
   private readonly clock: Clock;
-  private readonly baseDelayMs: number;
-  private readonly maxDelayMs: number;
   private readonly queue: string[] = [];
   private readonly dirty = new Set<string>();
   private readonly processing = new Set<string>();
   private readonly waiters: Array<(key: string | undefined) => void> = [];
   private readonly delayed = new Map<string, Delayed>();
-  private readonly failures = new Map<string, number>();
+  private readonly backoff: KeyedBackoff;
   private shuttingDown = false;
 
   constructor(opts: WorkQueueOptions = {}) {
     this.clock = opts.clock ?? realClock;
-    this.baseDelayMs = opts.baseDelayMs ?? 5;
-    this.maxDelayMs = opts.maxDelayMs ?? 1_000_000;
+    this.backoff = new KeyedBackoff({ baseMs: opts.baseDelayMs ?? 5, maxMs: opts.maxDelayMs ?? 1_000_000 });
   }
 
   /** Queues `key` unless it is already waiting; if it is being processed, it is queued again after `done`. */
@@ -82,17 +79,17 @@ export class WorkQueue {
 
   /** Adds `key` after its backoff delay, and counts one more failure for it. */
   addRateLimited(key: string): void {
-    this.addAfter(key, this.when(key));
+    this.addAfter(key, this.backoff.next(key));
   }
 
   /** Resets the backoff of `key` (after it was processed successfully or given up on). */
   forget(key: string): void {
-    this.failures.delete(key);
+    this.backoff.reset(key);
   }
 
   /** How many times `key` was re-added with `addRateLimited` since it was last forgotten. */
   numRequeues(key: string): number {
-    return this.failures.get(key) ?? 0;
+    return this.backoff.failures(key);
   }
 
   /** The number of keys waiting to be handed out (not counting delayed or in-process keys). */
@@ -113,13 +110,6 @@ export class WorkQueue {
     if (this.queue.length === 0) {
       for (const w of this.waiters.splice(0)) w(undefined);
     }
-  }
-
-  private when(key: string): number {
-    const n = this.failures.get(key) ?? 0;
-    this.failures.set(key, n + 1);
-    if (n >= 52) return this.maxDelayMs;
-    return Math.min(this.baseDelayMs * 2 ** n, this.maxDelayMs);
   }
 
   private take(): string {

@@ -2,29 +2,29 @@
  * The informer's cache of one kind, keyed by name: applies watch events and whole lists, and says what
  * changed (the events an informer reports). Pure state, no I/O.
  */
-import type { KubeObject, WatchEvent } from '../../api/meta/types.ts';
+import type { KubeObject, WatchEvent } from '../meta/types.ts';
 
 /** The kinds of change an informer reports. */
 export type InformerEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 /** One change: `old` is the cached object before a MODIFIED or DELETED (if it was cached). */
-export interface CacheChange {
+export interface CacheChange<T extends KubeObject = KubeObject> {
   type: InformerEventType;
-  obj: KubeObject;
-  old?: KubeObject;
+  obj: T;
+  old?: T;
 }
 
 /** Objects of one kind by name, with the changes each update made. */
-export class ObjectCache {
-  private readonly byName = new Map<string, KubeObject>();
+export class ObjectCache<T extends KubeObject = KubeObject> {
+  private readonly byName = new Map<string, T>();
 
-  get(name: string): KubeObject | undefined {
+  get(name: string): T | undefined {
     return this.byName.get(name);
   }
 
   /** Every object, sorted by name. */
-  list(): KubeObject[] {
-    return [...this.byName.keys()].sort().map((name) => this.byName.get(name) as KubeObject);
+  list(): T[] {
+    return [...this.byName.keys()].sort().map((name) => this.byName.get(name) as T);
   }
 
   get size(): number {
@@ -32,7 +32,7 @@ export class ObjectCache {
   }
 
   /** Applies an ADDED, MODIFIED or DELETED event (ADDED/MODIFIED become MODIFIED/ADDED by what is cached). */
-  apply(ev: WatchEvent): CacheChange | undefined {
+  apply(ev: WatchEvent<T>): CacheChange<T> | undefined {
     const obj = ev.object;
     const name = obj.metadata?.name;
     if (!name || (ev.type !== 'ADDED' && ev.type !== 'MODIFIED' && ev.type !== 'DELETED')) return undefined;
@@ -49,9 +49,9 @@ export class ObjectCache {
    * Replaces the contents with a fresh list and returns the differences: DELETED for objects gone,
    * ADDED for new ones, MODIFIED for ones whose resourceVersion changed.
    */
-  replace(items: KubeObject[]): CacheChange[] {
+  replace(items: T[]): CacheChange<T>[] {
     const fresh = new Map(items.filter((o) => o.metadata?.name).map((o) => [o.metadata.name as string, o]));
-    const changes: CacheChange[] = [];
+    const changes: CacheChange<T>[] = [];
     for (const [name, old] of [...this.byName]) {
       if (fresh.has(name)) continue;
       this.byName.delete(name);

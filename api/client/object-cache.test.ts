@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { KubeObject } from '../../api/meta/types.ts';
+import type { KubeObject } from '../meta/types.ts';
 import { ObjectCache, type CacheChange } from './object-cache.ts';
 
 function obj(name: string, rv: string): KubeObject {

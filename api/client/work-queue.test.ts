@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeClock, settle } from './fake-clock.ts';
+import { FakeClock, settle } from '../meta/fake-clock.ts';
 import { WorkQueue } from './work-queue.ts';
 
 /** Takes every key that is ready right now (marking each done), in order. */

@@ -1,0 +1,101 @@
+/**
+ * The one injectable clock of all three programs: every delay (requeue, backoff, resync, retry) goes through it,
+ * so the runtime loops are unit-tested without sleeping.
+ */
+
+/** An opaque timer handle, returned by `setTimeout` and accepted by `clearTimeout`. */
+export type TimerHandle = unknown;
+
+/** What the runtime needs from time: the current time in ms and one-shot timers. */
+export interface Clock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): TimerHandle;
+  clearTimeout(handle: TimerHandle): void;
+}
+
+/** The clock of the running process (Date.now and the global timers). */
+export const realClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, Math.max(0, ms)),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+/** A sleep that can be cut short: `promise` resolves after `ms`, or as soon as `cancel()` is called. */
+export interface Sleep {
+  promise: Promise<void>;
+  cancel(): void;
+}
+
+/** Sleeps `ms` on `clock`; used for backoff so that stopping does not wait for the timer. */
+export function sleep(clock: Clock, ms: number): Sleep {
+  let wake: () => void = () => {};
+  const promise = new Promise<void>((resolve) => { wake = resolve; });
+  const handle = clock.setTimeout(() => wake(), ms);
+  return { promise, cancel: () => { clock.clearTimeout(handle); wake(); } };
+}
+
+/** The delay after `failures` failures: `baseMs * 2^failures`, capped at `maxMs`. */
+function backoffDelay(baseMs: number, maxMs: number, failures: number): number {
+  return failures >= 52 ? maxMs : Math.min(baseMs * 2 ** failures, maxMs);
+}
+
+/** Exponential backoff delays: `baseMs * 2^n` after n failures, capped at `maxMs`; `reset()` after progress. */
+export class Backoff {
+  private count = 0;
+  private readonly baseMs: number;
+  private readonly maxMs: number;
+
+  constructor(opts: { baseMs: number; maxMs: number }) {
+    this.baseMs = opts.baseMs;
+    this.maxMs = opts.maxMs;
+  }
+
+  /** The delay before the next attempt; counts one more failure. */
+  next(): number {
+    return backoffDelay(this.baseMs, this.maxMs, this.count++);
+  }
+
+  /** The delay `next()` would return, without counting a failure. */
+  peek(): number {
+    return backoffDelay(this.baseMs, this.maxMs, this.count);
+  }
+
+  /** How many failures were counted since the last `reset()`. */
+  failures(): number {
+    return this.count;
+  }
+
+  /** Forgets the failures: the next delay is `baseMs` again. */
+  reset(): void {
+    this.count = 0;
+  }
+}
+
+/** A Backoff per key (a work-queue key, a resource id); a key without failures holds no memory. */
+export class KeyedBackoff {
+  private readonly counts = new Map<string, number>();
+  private readonly baseMs: number;
+  private readonly maxMs: number;
+
+  constructor(opts: { baseMs: number; maxMs: number }) {
+    this.baseMs = opts.baseMs;
+    this.maxMs = opts.maxMs;
+  }
+
+  /** The delay before the next attempt of `key`; counts one more failure for it. */
+  next(key: string): number {
+    const n = this.counts.get(key) ?? 0;
+    this.counts.set(key, n + 1);
+    return backoffDelay(this.baseMs, this.maxMs, n);
+  }
+
+  /** How many failures `key` has had since it was last reset. */
+  failures(key: string): number {
+    return this.counts.get(key) ?? 0;
+  }
+
+  /** Forgets the failures of `key`. */
+  reset(key: string): void {
+    this.counts.delete(key);
+  }
+}
