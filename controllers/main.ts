@@ -14,6 +14,7 @@ import { isLoopback, serverUrl } from '../api/server/serving-names.ts';
 import { openStore } from '../api/store/index.ts';
 import { createClient } from '../api/client/http-client.ts';
 import { loadMeshconfig } from '../api/client/meshconfig.ts';
+import { createAssignmentController } from './assignment-controller.ts';
 import { createDeclarationController } from './declaration-controller.ts';
 import { checkControlPlaneNode } from './control-plane-node.ts';
 import { createNodeController } from './node-controller.ts';
@@ -84,6 +85,7 @@ async function run(flags: Flags): Promise<void> {
   const client = createClient(loadMeshconfig(files.meshconfigPath));
   const manager = createManager({ client, logger });
   manager.add(createDeclarationController({ manager }));
+  manager.add(createAssignmentController({ manager }));
   manager.add(createNodeController({ manager }));
   void manager.start();
   logger.info('Serving', { url, port: server.port, meshconfig: files.meshconfigPath, dataDir: flags.dataDir });
