@@ -9,7 +9,7 @@
 import type { Low } from 'lowdb';
 import { ApiError } from '../meta/api-error.ts';
 import type { KubeObject } from '../meta/types.ts';
-import type { DeleteOptions, ListOptions, Store, UpdateOptions, Watch, WatchOptions, WriteOptions } from './types.ts';
+import type { CreateOptions, DeleteOptions, ListOptions, Store, UpdateOptions, Watch, WatchOptions } from './types.ts';
 import { markDeleting, orphanDependents, removeObject } from './cascade.ts';
 import type { JournalAdapter, JournalStats } from './journal-adapter.ts';
 import type { DirLock } from './lock.ts';
@@ -43,8 +43,8 @@ export interface FileStore extends Store {
 
 const CONFLICT = 'the object has been modified; please apply your changes to the latest version and try again';
 
-function invalidName(input: KubeObject, why: string): ApiError {
-  return ApiError.invalid(input.kind ?? 'object', '', [{ field: 'metadata.name', message: why }]);
+function invalidName(input: KubeObject, why: string, reason?: string): ApiError {
+  return ApiError.invalid(input.kind ?? 'object', '', [{ field: 'metadata.name', ...(reason ? { reason } : {}), message: why }]);
 }
 
 /**
@@ -91,12 +91,13 @@ export class DurableStore implements FileStore {
     return { items: this.#state.list(plural, opts), resourceVersion: this.resourceVersion() };
   }
 
-  async create(plural: string, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
+  async create(plural: string, obj: KubeObject, opts: CreateOptions = {}): Promise<KubeObject> {
     this.#writable();
     const input = checkObject(obj);
     const name = this.#nameFor(plural, input);
-    if (this.#state.get(plural, name)) throw ApiError.alreadyExists(plural, name);
     const created = stampCreate(input, name);
+    opts.admit?.(created);
+    if (this.#state.get(plural, name)) throw ApiError.alreadyExists(plural, name);
     if (opts.dryRun) return created;
     const txn = new Txn();
     const stored = this.#state.put(txn, plural, created, 'ADDED');
@@ -111,7 +112,7 @@ export class DurableStore implements FileStore {
       return name;
     }
     if (typeof generateName !== 'string' || generateName === '') {
-      throw invalidName(input, 'Required value: name or generateName is required');
+      throw invalidName(input, 'Required value: name or generateName is required', 'FieldValueRequired');
     }
     for (let i = 0; i < 16; i++) {
       const candidate = generatedName(generateName);
@@ -127,11 +128,12 @@ export class DurableStore implements FileStore {
     if (typeof name !== 'string' || name === '') throw invalidName(input, 'Required value: name is required');
     const stored = this.#state.get(plural, name);
     if (!stored) throw ApiError.notFound(plural, name);
+    let next = mergeUpdate(stored, input, opts.subresource);
+    opts.admit?.(next);
     const expected = input.metadata.resourceVersion;
     if (expected !== undefined && expected !== '' && expected !== stored.metadata.resourceVersion) {
       throw ApiError.conflict(plural, name, CONFLICT);
     }
-    let next = mergeUpdate(stored, input, opts.subresource);
     const added = addedFinalizers(stored, next);
     if (stored.metadata.deletionTimestamp && added.length > 0) {
       throw ApiError.invalid(input.kind ?? plural, name, [{
