@@ -11,7 +11,7 @@ import { meshAccess } from '../api/server/mesh-access.ts';
 import { ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/first-start.ts';
 import { listen } from '../api/server/listen.ts';
 import { isLoopback, serverUrl } from '../api/server/serving-names.ts';
-import { openStore } from '../api/store/index.ts';
+import { openStore, storeLogTo } from '../api/store/index.ts';
 import { createClient } from '../api/client/http-client.ts';
 import { loadMeshconfig } from '../api/client/meshconfig.ts';
 import { createAssignmentController } from './assignment-controller.ts';
@@ -71,7 +71,7 @@ function parseFlags(argv: string[]): Flags | 'help' {
 
 async function run(flags: Flags): Promise<void> {
   const logger = createJsonLogger();
-  const store = await openStore({ dir: join(flags.dataDir, 'store'), logger: (line) => logger.info(String((line as { msg?: unknown }).msg ?? 'Store'), { ...line, component: 'store' }) });
+  const store = await openStore({ dir: join(flags.dataDir, 'store'), logger: storeLogTo(logger, { component: 'store' }) });
   await checkControlPlaneNode({ store, node: flags.node, restore: flags.restore, logger }).catch(async (e: unknown) => { await store.close(); throw e; });
   const files = await ensureControlPlaneFiles({ dataDir: flags.dataDir, listenHost: flags.host, extraSans: flags.sans, logger });
   // The admin token, node credentials issued at join, the Node authorizer, /cluster-info and /join.

@@ -20,6 +20,7 @@ import {
 import { Txn, type StoreState } from './state.ts';
 import type { StoreData } from './store-data.ts';
 import type { SerializedWatchEvent } from './store-event.ts';
+import type { StoreLogger } from './store-log.ts';
 import type { WatchHub } from './watch-hub.ts';
 
 /** What `stats()` reports: sizes, journal and compaction counters, watch state. */
@@ -66,11 +67,11 @@ export class DurableStore implements FileStore {
   readonly #state: StoreState;
   readonly #hub: WatchHub;
   readonly #lock: DirLock;
-  readonly #log: (line: object) => void;
+  readonly #log: StoreLogger;
   #closed = false;
   #failed?: unknown;
 
-  constructor(opts: { db: Low<StoreData>; adapter: JournalAdapter; hub: WatchHub; state: StoreState; lock: DirLock; log: (l: object) => void }) {
+  constructor(opts: { db: Low<StoreData>; adapter: JournalAdapter; hub: WatchHub; state: StoreState; lock: DirLock; log: StoreLogger }) {
     this.#db = opts.db;
     this.#adapter = opts.adapter;
     this.#hub = opts.hub;
@@ -227,7 +228,7 @@ export class DurableStore implements FileStore {
       await this.#db.write();
     } catch (e) {
       this.#failed ??= e instanceof Error ? e.message : e;
-      this.#log({ msg: 'Failed to persist a write', error: String(this.#failed) });
+      this.#log({ msg: 'Failed to persist a write', level: 'error', error: String(this.#failed) });
       throw new ApiError({ reason: 'InternalError', message: `the store could not persist the change: ${String(this.#failed)}` });
     }
   }

@@ -6,4 +6,5 @@ export { openStore, type OpenStoreOptions } from './open-store.ts';
 export type { FileStore, StoreStats } from './file-store.ts';
 export type { SerializedWatchEvent } from './store-event.ts';
 export type { JournalStats } from './journal-adapter.ts';
+export { storeLogTo, type StoreLogger, type StoreLogLine } from './store-log.ts';
 export type * from './types.ts';

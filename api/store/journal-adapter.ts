@@ -23,13 +23,14 @@ import { Journal, listSegments } from './journal.ts';
 import { replayJournal } from './journal-replay.ts';
 import { readSnapshot, writeSnapshot } from './snapshot.ts';
 import { emptyData, type Kinds, type StoreData } from './store-data.ts';
+import type { StoreLogger } from './store-log.ts';
 
 /** Options of the JournalAdapter constructor. */
 export interface JournalAdapterOptions {
   dir: string;
   /** Start a compaction when the journal has grown by this many bytes since the last snapshot. */
   compactAfterBytes: number;
-  logger: (line: object) => void;
+  logger: StoreLogger;
   /** Called with the newest durable resourceVersion after each group commit (must not throw). */
   onDurable: (rv: number) => void;
 }
@@ -131,7 +132,7 @@ export class JournalAdapter implements Adapter<StoreData> {
         const error = e instanceof Error ? e.message : String(e);
         if (this.#closing) return this.#opts.logger({ msg: 'Aborted compaction (closing)', error });
         this.#notBefore = Date.now() + RETRY_MS;
-        this.#opts.logger({ msg: 'Compaction failed', error, retryInMs: RETRY_MS });
+        this.#opts.logger({ msg: 'Compaction failed', level: 'error', error, retryInMs: RETRY_MS });
       })
       .finally(() => {
         this.#compaction = undefined;

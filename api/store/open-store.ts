@@ -9,6 +9,7 @@ import { JournalAdapter } from './journal-adapter.ts';
 import { lockDir } from './lock.ts';
 import { StoreState } from './state.ts';
 import { emptyData, type StoreData } from './store-data.ts';
+import type { StoreLogger } from './store-log.ts';
 import { WatchHub } from './watch-hub.ts';
 
 /** Options of `openStore`. */
@@ -19,8 +20,8 @@ export interface OpenStoreOptions {
   eventLogCapacity?: number;
   /** Compact the journal into a snapshot once it has grown by this many bytes since the last one (default 64 MiB). */
   compactAfterBytes?: number;
-  /** Structured log lines (`{msg, ...}`); default: none. */
-  logger?: (line: object) => void;
+  /** Where the store's log lines go (`storeLogTo(logger)` for a process's logger); default: nowhere. */
+  logger?: StoreLogger;
 }
 
 /**
