@@ -1,10 +1,12 @@
 /**
- * The control plane's durable store: the `Store` contract over lowdb (`Low<StoreData>`, the whole state in
- * memory) with the journal adapter underneath. A write changes the in-memory state synchronously (so
- * optimistic concurrency is checked against the newest state), stages its journal line and events, and
- * resolves only once `db.write()` has made it durable; watchers see it only then. Reads see the newest
- * state, which may include writes whose fdatasync is still in flight (at most one group commit old).
- * If the journal ever fails to write, the store refuses every later write until it is reopened.
+ * The `Store` contract (types.ts) over lowdb: `Low<StoreData>` is the typed document holding the whole state
+ * in memory, and its JournalAdapter makes `db.write()` durable. A write names the object and separates
+ * status from spec (object-meta.ts), runs the caller's `admit` check, changes the in-memory state
+ * synchronously (so optimistic concurrency is checked against the newest state), stages its journal line
+ * (in `db.data.unjournaled`) and watch events, and resolves only once `db.write()` has made it durable;
+ * watchers see it only then. Reads see the newest state, which may include writes whose fdatasync is still
+ * in flight (at most one group commit old). If the journal ever fails to write, the store refuses every
+ * later write until it is reopened. index.ts has the whole path of a write.
  */
 import type { Low } from 'lowdb';
 import { ApiError } from '../meta/api-error.ts';
@@ -145,7 +147,7 @@ export class DurableStore implements FileStore {
     next = withGeneration(stored, next);
     if (deepEqual(next, stored)) {
       // Nothing to write, but what was read may be another request's write still being made durable.
-      if (!opts.dryRun) await this.#db.write();
+      if (!opts.dryRun) await this.#durable();
       return stored;
     }
     const finishing = stored.metadata.deletionTimestamp !== undefined && !hasFinalizers(next);
@@ -216,16 +218,25 @@ export class DurableStore implements FileStore {
     }
   }
 
+  /**
+   * lowdb's `db.write()`: the JournalAdapter appends the lines staged in `db.data.unjournaled` and resolves
+   * once they, and every line appended before them, are fdatasync'd. With nothing staged it waits for what
+   * is in flight: whatever state a caller has read is durable when it resolves.
+   */
+  #durable(): Promise<void> {
+    return this.#db.write();
+  }
+
   /** Journals one operation (staging its line in db.data, its events in the hub) and waits until durable. */
   async #commit(txn: Txn): Promise<void> {
     if (txn.lines.length === 0) {
-      await this.#db.write(); // nothing new: wait until what this answer reflects is durable
+      await this.#durable(); // nothing new: wait until what this answer reflects is durable
       return;
     }
-    this.#db.data.changes.push(txn.entry());
+    this.#db.data.unjournaled.push(txn.entry());
     this.#hub.stage(txn.events);
     try {
-      await this.#db.write();
+      await this.#durable();
     } catch (e) {
       this.#failed ??= e instanceof Error ? e.message : e;
       this.#log({ msg: 'Failed to persist a write', level: 'error', error: String(this.#failed) });
