@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Assignment, Declaration, ResourceResult } from '../api/v1alpha1/generated/index.ts';
-import { appliedVerdict, assignmentStatus, setCondition, statusDiffers } from './assignment-status.ts';
+import { setCondition } from '../api/meta/conditions.ts';
+import { appliedVerdict, assignmentStatus, statusDiffers } from './assignment-status.ts';
 import type { OwnerOutcome } from '../api/v1alpha1/render-declaration.ts';
 
 const assignment: Assignment = {

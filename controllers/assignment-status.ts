@@ -10,7 +10,7 @@
  * This reads status.results as describing status.observedGeneration, so the agent writes both together.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { Condition } from '../api/meta/types.ts';
+import { setCondition } from '../api/meta/conditions.ts';
 import type { Assignment, AssignmentStatus, Declaration, ResourceResult } from '../api/v1alpha1/generated/index.ts';
 import type { OwnerOutcome } from '../api/v1alpha1/render-declaration.ts';
 
@@ -60,13 +60,6 @@ export function appliedVerdict(input: Omit<AssignmentStatusInput, 'now'>): Appli
     return { status: 'False', reason: 'Pending', message: `node "${node}" has applied ${applied} of ${rendered.ids.length} resources` };
   }
   return { status: 'True', reason: 'Applied', message: `node "${node}" applied all ${applied} resources of version ${rendered.version}` };
-}
-
-/** `conditions` with the one of `next.type` replaced; its lastTransitionTime is kept unless its status changed. */
-export function setCondition(conditions: readonly Condition[], next: Omit<Condition, 'lastTransitionTime'>, now: string): Condition[] {
-  const prev = conditions.find((c) => c.type === next.type);
-  const cond: Condition = { ...next, lastTransitionTime: prev && prev.status === next.status ? prev.lastTransitionTime : now };
-  return prev ? conditions.map((c) => (c === prev ? cond : c)) : [...conditions, cond];
 }
 
 /** The status the assignment should have: observedGeneration, the rendered version, and the Applied condition. */

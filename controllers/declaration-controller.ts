@@ -1,7 +1,8 @@
 /**
  * The Declaration controller: keeps, for every Node, a Declaration named after it holding the ordered
- * resources of the modules assigned to it (rendering: api/v1alpha1/render-declaration.ts), and reports back on each
- * Assignment whether its node applied them (assignment-status.ts).
+ * resources of the modules assigned to it (rendering: api/v1alpha1/render-declaration.ts). It writes
+ * Declarations only; whether a node applied an Assignment is the Assignment controller's to report
+ * (assignment-controller.ts).
  *
  * The key is a node name. Nodes and Declarations map to their own name; an Assignment to its node and to
  * every node whose Declaration still records it as an owner (so moving or deleting an assignment also
@@ -12,8 +13,7 @@
 import type { Client } from '../api/client/types.ts';
 import type { KubeObject } from '../api/meta/types.ts';
 import type { Assignment, Declaration, Module, Node } from '../api/v1alpha1/generated/index.ts';
-import { assignmentStatus, statusDiffers } from './assignment-status.ts';
-import { assignmentsOf, declarationToWrite, readOwnerRecords, renderDeclaration, type Rendering } from '../api/v1alpha1/render-declaration.ts';
+import { declarationToWrite, readOwnerRecords, renderDeclaration, type Rendering } from '../api/v1alpha1/render-declaration.ts';
 import { realClock, type Clock } from '../api/meta/clock.ts';
 import { createController, type Controller, type Reconciler } from './runtime/controller.ts';
 import type { Informer } from '../api/client/informer.ts';
@@ -24,7 +24,7 @@ import type { Manager } from './runtime/manager.ts';
 export interface DeclarationControllerOptions {
   /** Supplies the client, the logger and the shared informers of nodes, assignments, modules and declarations. */
   manager: Pick<Manager, 'client' | 'logger' | 'informerFor'>;
-  /** For lastTransitionTime and the work queue's delays. Default: the real clock. */
+  /** For the work queue's delays. Default: the real clock. */
   clock?: Clock;
   /** Nodes reconciled at once (never one node twice). Default 4. */
   workers?: number;
@@ -48,7 +48,7 @@ export function createDeclarationController(opts: DeclarationControllerOptions):
     modules: manager.informerFor('modules'),
     declarations: manager.informerFor('declarations'),
   };
-  const reconciler = new DeclarationReconciler({ client: manager.client, caches, logger: manager.logger, clock });
+  const reconciler = new DeclarationReconciler({ client: manager.client, caches, logger: manager.logger });
   return createController({
     name: 'declaration',
     reconciler,
@@ -77,36 +77,26 @@ export function nodesOfModule(module: string, assignments: Pick<Informer, 'list'
   return [...new Set(nodes)];
 }
 
-/** The current time as an RFC 3339 timestamp with second precision. */
-function timestamp(clock: Clock): string {
-  return new Date(clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
-/** Reconciles one node: renders and writes its Declaration, then the status of each of its Assignments. */
+/** Reconciles one node: renders its Declaration and writes it when it changed. */
 class DeclarationReconciler implements Reconciler {
   private readonly client: Client;
   private readonly caches: Caches;
   private readonly logger: Logger;
-  private readonly clock: Clock;
 
-  constructor(opts: { client: Client; caches: Caches; logger: Logger; clock: Clock }) {
+  constructor(opts: { client: Client; caches: Caches; logger: Logger }) {
     this.client = opts.client;
     this.caches = opts.caches;
     this.logger = opts.logger;
-    this.clock = opts.clock;
   }
 
   async reconcile(nodeName: string): Promise<void> {
     const node = this.caches.nodes.get(nodeName) as Node | undefined;
+    if (!node || node.metadata.deletionTimestamp) return;
     const assignments = this.caches.assignments.list() as Assignment[];
-    let declaration = this.caches.declarations.get(nodeName) as Declaration | undefined;
-    let rendering: Rendering | undefined;
-    if (node && !node.metadata.deletionTimestamp) {
-      const modules = new Map((this.caches.modules.list() as Module[]).map((m) => [m.metadata.name ?? '', m]));
-      rendering = renderDeclaration({ node: nodeName, assignments, modules, current: declaration });
-      declaration = await this.writeDeclaration(node, rendering, declaration);
-    }
-    await this.writeStatuses(nodeName, assignmentsOf(nodeName, assignments), rendering, declaration);
+    const declaration = this.caches.declarations.get(nodeName) as Declaration | undefined;
+    const modules = new Map((this.caches.modules.list() as Module[]).map((m) => [m.metadata.name ?? '', m]));
+    const rendering = renderDeclaration({ node: nodeName, assignments, modules, current: declaration });
+    await this.writeDeclaration(node, rendering, declaration);
   }
 
   /** Creates or updates the Declaration when the rendering changed it; returns the Declaration as stored. */
@@ -121,18 +111,5 @@ class DeclarationReconciler implements Reconciler {
       node: node.metadata.name, generation: rendering.spec.generation, resources: rendering.spec.resources.length, changed: rendering.changed,
     });
     return stored as unknown as Declaration;
-  }
-
-  /** Writes, through /status, the status of each assignment of the node whose status changed. */
-  private async writeStatuses(node: string, assignments: Assignment[], rendering: Rendering | undefined, declaration: Declaration | undefined): Promise<void> {
-    const now = timestamp(this.clock);
-    for (const assignment of assignments) {
-      const outcome = rendering?.outcomes.find((o) => o.owner === assignment.metadata.name);
-      const status = assignmentStatus({ assignment, outcome, declaration, now });
-      if (!statusDiffers(assignment, status)) continue;
-      await this.client.updateStatus('assignments', { ...assignment, status } as unknown as KubeObject);
-      const applied = status.conditions?.find((c) => c.type === 'Applied');
-      this.logger.info('Updated Assignment status', { assignment: assignment.metadata.name, node, applied: applied?.status, reason: applied?.reason });
-    }
   }
 }

@@ -11,9 +11,10 @@ import { meshAccess } from '../api/server/access/mesh-access.ts';
 import { ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/pki/first-start.ts';
 import { listen } from '../api/server/listen.ts';
 import { isLoopback, serverUrl } from '../api/server/pki/serving-names.ts';
-import { openStore } from '../api/store/index.ts';
+import { openStore, storeLogTo } from '../api/store/index.ts';
 import { createClient } from '../api/client/http-client.ts';
 import { loadMeshconfig } from '../api/client/meshconfig.ts';
+import { createAssignmentController } from './assignment-controller.ts';
 import { createDeclarationController } from './declaration-controller.ts';
 import { checkControlPlaneNode } from './check-control-plane-node.ts';
 import { createNodeController } from './node-controller.ts';
@@ -70,7 +71,7 @@ function parseFlags(argv: string[]): Flags | 'help' {
 
 async function run(flags: Flags): Promise<void> {
   const logger = createJsonLogger();
-  const store = await openStore({ dir: join(flags.dataDir, 'store'), logger: (line) => logger.info(String((line as { msg?: unknown }).msg ?? 'Store'), { ...line, component: 'store' }) });
+  const store = await openStore({ dir: join(flags.dataDir, 'store'), logger: storeLogTo(logger, { component: 'store' }) });
   await checkControlPlaneNode({ store, node: flags.node, restore: flags.restore, logger }).catch(async (e: unknown) => { await store.close(); throw e; });
   const files = await ensureControlPlaneFiles({ dataDir: flags.dataDir, listenHost: flags.host, extraSans: flags.sans, logger });
   // The admin token, node credentials issued at join, the Node authorizer, /cluster-info and /join.
@@ -84,6 +85,7 @@ async function run(flags: Flags): Promise<void> {
   const client = createClient(loadMeshconfig(files.meshconfigPath));
   const manager = createManager({ client, logger });
   manager.add(createDeclarationController({ manager }));
+  manager.add(createAssignmentController({ manager }));
   manager.add(createNodeController({ manager }));
   void manager.start();
   logger.info('Serving', { url, port: server.port, meshconfig: files.meshconfigPath, dataDir: flags.dataDir });

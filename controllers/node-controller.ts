@@ -13,10 +13,10 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Client } from '../api/client/types.ts';
+import { findCondition, setCondition } from '../api/meta/conditions.ts';
 import type { Condition, KubeObject } from '../api/meta/types.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import type { Declaration, Mesh, Node, NodeStatus } from '../api/v1alpha1/generated/index.ts';
-import { setCondition } from './assignment-status.ts';
 import {
   DECLARATION_APPLIED, HeartbeatTracker, REACHABLE, declarationVerdict, gracePeriodMs, reachabilityVerdict, type Verdict,
 } from './node-reachability.ts';
@@ -111,7 +111,7 @@ export function nextNodeStatus(status: NodeStatus, d: NodeDecision): NodeStatus 
   return {
     observedGeneration: d.generation,
     ...(reach !== 'Unknown' ? { reachable: reach === 'True' } : {}),
-    since: conditions.find((c) => c.type === REACHABLE)!.lastTransitionTime,
+    since: findCondition(conditions, REACHABLE)!.lastTransitionTime,
     ...(d.lastSeen !== undefined ? { lastSeen: d.lastSeen } : {}),
     ...(Object.keys(declaration).length > 0 ? { declaration } : {}),
     ...agent,
@@ -144,12 +144,12 @@ class NodeReconciler implements Reconciler {
     const graceMs = gracePeriodMs(this.caches.meshes.get('mesh') as Mesh | undefined);
     const reach = reachabilityVerdict({
       now, graceMs, lastHeartbeat: lastHeartbeat(heard, status.lastSeen, now), watchingSince: this.heartbeats.watchingSince(name) ?? now,
-      previous: status.conditions?.find((c) => c.type === REACHABLE),
+      previous: findCondition(status.conditions, REACHABLE),
     });
     const decl = this.caches.declarations.get(name) as Declaration | undefined;
     const declaration = declarationVerdict({
       desired: decl?.spec.generation, applied: status.declaration?.appliedGeneration, reachable: reach.status,
-      declarationApplied: decl?.status?.conditions?.find((c) => c.type === 'Applied'),
+      declarationApplied: findCondition(decl?.status?.conditions, 'Applied'),
       agentHoldsCurrent: decl !== undefined && decl.status?.observedGeneration === decl.metadata.generation,
     });
     const lastSeen = heard !== undefined ? timestamp(heard) : status.lastSeen;
@@ -163,8 +163,8 @@ class NodeReconciler implements Reconciler {
   /** Writes the status through /status with the cached resourceVersion (a stale cache ends in a retried Conflict). */
   private async write(node: Node, next: NodeStatus): Promise<void> {
     await this.client.updateStatus('nodes', { ...node, status: next } as unknown as KubeObject);
-    const before = node.status?.conditions?.find((c) => c.type === REACHABLE);
-    const after = next.conditions?.find((c) => c.type === REACHABLE);
+    const before = findCondition(node.status?.conditions, REACHABLE);
+    const after = findCondition(next.conditions, REACHABLE);
     if (after && before?.status !== after.status) {
       const msg = after.status === 'True' ? 'Marked Node reachable' : after.status === 'False' ? 'Marked Node unreachable' : 'Marked Node never seen';
       this.logger.info(msg, { node: node.metadata.name, reason: after.reason, message: after.message, lastSeen: next.lastSeen });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../../api/store/index.ts';
@@ -126,3 +126,28 @@ test('agent store: one owner at a time (the lock)', async (t) => {
   t.after(() => s.close());
   await assert.rejects(open(stateDir), /locked by this process/);
 });
+
+test('agent store: a failed compaction is logged through the agent\'s logger, and writes go on', async (t) => {
+  const stateDir = tempState(t);
+  const logger = memoryLogger();
+  const s = await openAgentStore({ stateDir, logger });
+  t.after(() => s.close());
+  assert.ok(logger.lines.some((l) => l.msg === 'Opened store' && l.fields?.component === 'agent-store'));
+  // The snapshot's temporary file cannot be created: a directory stands in its way.
+  mkdirSync(join(stateDir, 'store', 'snapshot.jsonl.tmp'));
+  const big = 'x'.repeat(1024 * 1024);
+  for (let i = 0; i < 5; i++) await s.updateConnection({ lastContact: `${i}${big}` });
+  await waitFor(() => logger.lines.some((l) => l.msg === 'Compaction failed'));
+  const failed = logger.lines.find((l) => l.msg === 'Compaction failed')!;
+  assert.equal(failed.level, 'error');
+  assert.match(String(failed.fields?.error), /snapshot\.jsonl\.tmp/);
+  await s.updateConnection({ appliedGeneration: 1 });
+  assert.equal(s.connection().appliedGeneration, 1);
+});
+
+/** Polls `done` every 10 ms for up to 5 s (the compaction runs off the write path). */
+async function waitFor(done: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 5000; !done(); await new Promise((r) => setTimeout(r, 10))) {
+    if (Date.now() > deadline) throw new Error('timed out');
+  }
+}

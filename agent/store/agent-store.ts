@@ -10,7 +10,7 @@
  * declaration that would remove everything it owns.
  */
 import { join } from 'node:path';
-import { openStore, type FileStore } from '../../api/store/index.ts';
+import { openStore, storeLogTo, type FileStore } from '../../api/store/index.ts';
 import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
 import type { InventoryChange } from '../engine/reconciler.ts';
 import type { InventoryEntry, Logger } from '../engine/types.ts';
@@ -27,6 +27,7 @@ export type * from './records.ts';
 export interface AgentStoreOptions {
   /** The agent's state directory; the store lives in `<stateDir>/store`. */
   stateDir: string;
+  /** The agent's logger; the store's own lines (open, compaction and its failures) go there too. */
   logger: Logger;
   /** Outbox items kept at most (the oldest are dropped). Default 200. */
   outboxLimit?: number;
@@ -58,7 +59,7 @@ export async function openAgentStore(opts: AgentStoreOptions): Promise<AgentStor
   const dir = join(opts.stateDir, 'store');
   let store: FileStore;
   try {
-    store = await openStore({ dir, compactAfterBytes: 4 * 1024 * 1024, eventLogCapacity: 16 });
+    store = await openStore({ dir, compactAfterBytes: 4 * 1024 * 1024, eventLogCapacity: 16, logger: storeLogTo(opts.logger, { component: 'agent-store' }) });
   } catch (e) {
     throw new Error(`cannot open the agent store ${dir}: ${(e as Error).message}`);
   }

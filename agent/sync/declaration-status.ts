@@ -6,6 +6,7 @@
  *   - `Ready`: the last reconcile found every resource in its declared state (drift included).
  * Removal results are not part of it: they may repeat a declared id and are not declared resources.
  */
+import { setCondition } from '../../api/meta/conditions.ts';
 import type { Condition } from '../../api/meta/types.ts';
 import type { Declaration, DeclarationStatus } from '../../api/v1alpha1/generated/declaration.ts';
 import type { ResourceResult } from '../engine/types.ts';
@@ -43,13 +44,6 @@ export function statusResults(results: readonly ResourceResult[]): ResultItem[] 
     const message = r.message === undefined ? undefined : r.message.slice(0, MAX_MESSAGE);
     return { id: r.id, state, ...(message !== undefined ? { message } : {}) };
   });
-}
-
-/** Sets condition `c` in `list`, keeping lastTransitionTime when the status did not change. */
-export function setCondition(list: readonly Condition[], c: Omit<Condition, 'lastTransitionTime'>, now: string): Condition[] {
-  const old = list.find((x) => x.type === c.type);
-  const lastTransitionTime = old && old.status === c.status ? old.lastTransitionTime : now;
-  return [...list.filter((x) => x.type !== c.type), { ...c, lastTransitionTime }];
 }
 
 function summary(items: readonly ResultItem[]): string {

@@ -7,6 +7,7 @@
  */
 import type { Client } from '../../api/client/types.ts';
 import { ApiError } from '../../api/meta/api-error.ts';
+import { findCondition } from '../../api/meta/conditions.ts';
 import { API_VERSION, type Condition } from '../../api/meta/types.ts';
 import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
 import type { Logger } from '../engine/types.ts';
@@ -85,7 +86,7 @@ export function createReporter(opts: ReporterOptions): Reporter {
       written = text;
       logger.info('Reported Declaration status', {
         node, generation: status.observedGeneration, appliedGeneration: status.appliedGeneration,
-        ready: status.conditions?.find((c) => c.type === 'Ready')?.status,
+        ready: findCondition(status.conditions, 'Ready')?.status,
       });
     }
   }

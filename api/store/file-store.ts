@@ -1,15 +1,17 @@
 /**
- * The control plane's durable store: the `Store` contract over lowdb (`Low<StoreData>`, the whole state in
- * memory) with the journal adapter underneath. A write changes the in-memory state synchronously (so
- * optimistic concurrency is checked against the newest state), stages its journal line and events, and
- * resolves only once `db.write()` has made it durable; watchers see it only then. Reads see the newest
- * state, which may include writes whose fdatasync is still in flight (at most one group commit old).
- * If the journal ever fails to write, the store refuses every later write until it is reopened.
+ * The `Store` contract (types.ts) over lowdb: `Low<StoreData>` is the typed document holding the whole state
+ * in memory, and its JournalAdapter makes `db.write()` durable. A write names the object and separates
+ * status from spec (object-meta.ts), runs the caller's `admit` check, changes the in-memory state
+ * synchronously (so optimistic concurrency is checked against the newest state), stages its journal line
+ * (in `db.data.unjournaled`) and watch events, and resolves only once `db.write()` has made it durable;
+ * watchers see it only then. Reads see the newest state, which may include writes whose fdatasync is still
+ * in flight (at most one group commit old). If the journal ever fails to write, the store refuses every
+ * later write until it is reopened. index.ts has the whole path of a write.
  */
 import type { Low } from 'lowdb';
 import { ApiError } from '../meta/api-error.ts';
 import type { KubeObject } from '../meta/types.ts';
-import type { DeleteOptions, ListOptions, Store, UpdateOptions, Watch, WatchOptions, WriteOptions } from './types.ts';
+import type { CreateOptions, DeleteOptions, ListOptions, Store, UpdateOptions, Watch, WatchOptions } from './types.ts';
 import { markDeleting, orphanDependents, removeObject } from './cascade.ts';
 import type { JournalAdapter, JournalStats } from './journal-adapter.ts';
 import type { DirLock } from './lock.ts';
@@ -20,6 +22,7 @@ import {
 import { Txn, type StoreState } from './state.ts';
 import type { StoreData } from './store-data.ts';
 import type { SerializedWatchEvent } from './store-event.ts';
+import type { StoreLogger } from './store-log.ts';
 import type { WatchHub } from './watch-hub.ts';
 
 /** What `stats()` reports: sizes, journal and compaction counters, watch state. */
@@ -43,8 +46,8 @@ export interface FileStore extends Store {
 
 const CONFLICT = 'the object has been modified; please apply your changes to the latest version and try again';
 
-function invalidName(input: KubeObject, why: string): ApiError {
-  return ApiError.invalid(input.kind ?? 'object', '', [{ field: 'metadata.name', message: why }]);
+function invalidName(input: KubeObject, why: string, reason?: string): ApiError {
+  return ApiError.invalid(input.kind ?? 'object', '', [{ field: 'metadata.name', ...(reason ? { reason } : {}), message: why }]);
 }
 
 /**
@@ -66,11 +69,11 @@ export class DurableStore implements FileStore {
   readonly #state: StoreState;
   readonly #hub: WatchHub;
   readonly #lock: DirLock;
-  readonly #log: (line: object) => void;
+  readonly #log: StoreLogger;
   #closed = false;
   #failed?: unknown;
 
-  constructor(opts: { db: Low<StoreData>; adapter: JournalAdapter; hub: WatchHub; state: StoreState; lock: DirLock; log: (l: object) => void }) {
+  constructor(opts: { db: Low<StoreData>; adapter: JournalAdapter; hub: WatchHub; state: StoreState; lock: DirLock; log: StoreLogger }) {
     this.#db = opts.db;
     this.#adapter = opts.adapter;
     this.#hub = opts.hub;
@@ -91,12 +94,13 @@ export class DurableStore implements FileStore {
     return { items: this.#state.list(plural, opts), resourceVersion: this.resourceVersion() };
   }
 
-  async create(plural: string, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
+  async create(plural: string, obj: KubeObject, opts: CreateOptions = {}): Promise<KubeObject> {
     this.#writable();
     const input = checkObject(obj);
     const name = this.#nameFor(plural, input);
-    if (this.#state.get(plural, name)) throw ApiError.alreadyExists(plural, name);
     const created = stampCreate(input, name);
+    opts.admit?.(created);
+    if (this.#state.get(plural, name)) throw ApiError.alreadyExists(plural, name);
     if (opts.dryRun) return created;
     const txn = new Txn();
     const stored = this.#state.put(txn, plural, created, 'ADDED');
@@ -111,7 +115,7 @@ export class DurableStore implements FileStore {
       return name;
     }
     if (typeof generateName !== 'string' || generateName === '') {
-      throw invalidName(input, 'Required value: name or generateName is required');
+      throw invalidName(input, 'Required value: name or generateName is required', 'FieldValueRequired');
     }
     for (let i = 0; i < 16; i++) {
       const candidate = generatedName(generateName);
@@ -127,11 +131,12 @@ export class DurableStore implements FileStore {
     if (typeof name !== 'string' || name === '') throw invalidName(input, 'Required value: name is required');
     const stored = this.#state.get(plural, name);
     if (!stored) throw ApiError.notFound(plural, name);
+    let next = mergeUpdate(stored, input, opts.subresource);
+    opts.admit?.(next);
     const expected = input.metadata.resourceVersion;
     if (expected !== undefined && expected !== '' && expected !== stored.metadata.resourceVersion) {
       throw ApiError.conflict(plural, name, CONFLICT);
     }
-    let next = mergeUpdate(stored, input, opts.subresource);
     const added = addedFinalizers(stored, next);
     if (stored.metadata.deletionTimestamp && added.length > 0) {
       throw ApiError.invalid(input.kind ?? plural, name, [{
@@ -142,7 +147,7 @@ export class DurableStore implements FileStore {
     next = withGeneration(stored, next);
     if (deepEqual(next, stored)) {
       // Nothing to write, but what was read may be another request's write still being made durable.
-      if (!opts.dryRun) await this.#db.write();
+      if (!opts.dryRun) await this.#durable();
       return stored;
     }
     const finishing = stored.metadata.deletionTimestamp !== undefined && !hasFinalizers(next);
@@ -213,19 +218,28 @@ export class DurableStore implements FileStore {
     }
   }
 
+  /**
+   * lowdb's `db.write()`: the JournalAdapter appends the lines staged in `db.data.unjournaled` and resolves
+   * once they, and every line appended before them, are fdatasync'd. With nothing staged it waits for what
+   * is in flight: whatever state a caller has read is durable when it resolves.
+   */
+  #durable(): Promise<void> {
+    return this.#db.write();
+  }
+
   /** Journals one operation (staging its line in db.data, its events in the hub) and waits until durable. */
   async #commit(txn: Txn): Promise<void> {
     if (txn.lines.length === 0) {
-      await this.#db.write(); // nothing new: wait until what this answer reflects is durable
+      await this.#durable(); // nothing new: wait until what this answer reflects is durable
       return;
     }
-    this.#db.data.changes.push(txn.entry());
+    this.#db.data.unjournaled.push(txn.entry());
     this.#hub.stage(txn.events);
     try {
-      await this.#db.write();
+      await this.#durable();
     } catch (e) {
       this.#failed ??= e instanceof Error ? e.message : e;
-      this.#log({ msg: 'Failed to persist a write', error: String(this.#failed) });
+      this.#log({ msg: 'Failed to persist a write', level: 'error', error: String(this.#failed) });
       throw new ApiError({ reason: 'InternalError', message: `the store could not persist the change: ${String(this.#failed)}` });
     }
   }

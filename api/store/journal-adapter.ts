@@ -1,12 +1,13 @@
 /**
- * The lowdb Adapter that makes the store durable without rewriting it.
+ * The lowdb Adapter that makes the store durable without rewriting it: lowdb's `write(data)` contract
+ * ("persist db.data") kept by appending only what changed.
  *
  * Layering: lowdb's `Low<StoreData>` holds the whole state in memory (`db.data`). The store changes
- * `db.data.kinds` in place and, for each operation, stages its journal line in `db.data.changes`; it then
- * calls `db.write()`, which calls this adapter's `write(data)`. `write` persists exactly what changed since
- * the previous write — it drains `data.changes` into the group-commit journal — and resolves once those
- * lines are fdatasync'd. Concurrent `db.write()` calls share one write + fdatasync. `read()` is lowdb's
- * load: the latest snapshot plus the journal segments replayed on top.
+ * `db.data.kinds` in place and, in the same synchronous step, stages the operation's journal line in
+ * `db.data.unjournaled`; it then calls `db.write()`, which is lowdb calling this adapter's `write(data)`.
+ * `write` persists exactly what changed since the previous write — it drains `data.unjournaled` into the
+ * group-commit journal — and resolves once those lines are fdatasync'd. Concurrent `db.write()` calls share
+ * one write + fdatasync. `read()` is lowdb's load: the latest snapshot plus the journal segments replayed on top.
  *
  * Compaction runs off the request path: once the journal has grown by `compactAfterBytes` since the last
  * snapshot (after a failure, 5 s later at the earliest), the adapter copies the kind maps (objects are
@@ -23,13 +24,14 @@ import { Journal, listSegments } from './journal.ts';
 import { replayJournal } from './journal-replay.ts';
 import { readSnapshot, writeSnapshot } from './snapshot.ts';
 import { emptyData, type Kinds, type StoreData } from './store-data.ts';
+import type { StoreLogger } from './store-log.ts';
 
 /** Options of the JournalAdapter constructor. */
 export interface JournalAdapterOptions {
   dir: string;
   /** Start a compaction when the journal has grown by this many bytes since the last snapshot. */
   compactAfterBytes: number;
-  logger: (line: object) => void;
+  logger: StoreLogger;
   /** Called with the newest durable resourceVersion after each group commit (must not throw). */
   onDurable: (rv: number) => void;
 }
@@ -95,15 +97,15 @@ export class JournalAdapter implements Adapter<StoreData> {
     return data;
   }
 
-  /** Persists the mutations staged in `data.changes` (and only those); resolves once they are durable. */
+  /** Persists the operations staged in `data.unjournaled` (and only those); resolves once they are durable. */
   write(data: StoreData): Promise<void> {
     const journal = this.#journal;
     if (!journal) return Promise.reject(new Error('the store adapter was not read (opened) first'));
-    const changes = data.changes;
-    if (changes.length === 0) return journal.flushed();
-    data.changes = [];
+    const staged = data.unjournaled;
+    if (staged.length === 0) return journal.flushed();
+    data.unjournaled = [];
     let durable: Promise<void> = Promise.resolve();
-    for (const c of changes) durable = journal.append(c.line, c.rv);
+    for (const e of staged) durable = journal.append(e.line, e.rv);
     this.#maybeCompact(data, journal);
     return durable;
   }
@@ -131,7 +133,7 @@ export class JournalAdapter implements Adapter<StoreData> {
         const error = e instanceof Error ? e.message : String(e);
         if (this.#closing) return this.#opts.logger({ msg: 'Aborted compaction (closing)', error });
         this.#notBefore = Date.now() + RETRY_MS;
-        this.#opts.logger({ msg: 'Compaction failed', error, retryInMs: RETRY_MS });
+        this.#opts.logger({ msg: 'Compaction failed', level: 'error', error, retryInMs: RETRY_MS });
       })
       .finally(() => {
         this.#compaction = undefined;

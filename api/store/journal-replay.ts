@@ -7,6 +7,7 @@
 import { open, readFile } from 'node:fs/promises';
 import { listSegments } from './journal.ts';
 import { applyRecord, parseJournalLine, type JournalRecord, type StoreData } from './store-data.ts';
+import type { StoreLogger } from './store-log.ts';
 
 /** What replay found: the newest segment (to append to) and the total journal size. */
 export interface ReplayResult {
@@ -14,8 +15,6 @@ export interface ReplayResult {
   segments: number;
   bytes: number;
 }
-
-type Logger = (line: object) => void;
 
 function corrupt(file: string, line: number, why: string): Error {
   return new Error(`corrupt store journal ${file}:${line}: ${why}; refusing to open the store ` +
@@ -56,7 +55,7 @@ function parseSegment(file: string, buf: Buffer, newest: boolean): Parsed {
 }
 
 /** Replays every journal segment into `data` (see the file comment); mutates `data.kinds` and `data.rv`. */
-export async function replayJournal(dir: string, data: StoreData, snapshotRv: number, log: Logger): Promise<ReplayResult> {
+export async function replayJournal(dir: string, data: StoreData, snapshotRv: number, log: StoreLogger): Promise<ReplayResult> {
   const segments = listSegments(dir);
   let bytes = 0;
   let newest: ReplayResult['newest'];

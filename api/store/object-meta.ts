@@ -18,9 +18,10 @@ export function nowTimestamp(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-const SUFFIX_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+/** Kubernetes' alphabet for generated names: no vowels (no words), no 0/1/3 (no look-alikes). */
+const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
-/** A name for generateName: the prefix plus 5 random [a-z0-9]. */
+/** A name for generateName: the prefix plus 5 random characters of Kubernetes' alphabet. */
 export function generatedName(prefix: string): string {
   let s = prefix;
   for (let i = 0; i < 5; i++) s += SUFFIX_ALPHABET[randomInt(SUFFIX_ALPHABET.length)];

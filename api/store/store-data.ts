@@ -17,13 +17,17 @@ export interface JournalEntry {
   line: string;
 }
 
-/** The document lowdb holds: the whole state, plus the mutations staged for the next `db.write()`. */
+/**
+ * The document lowdb holds (`db.data`): the whole state, plus the journal lines of the operations already
+ * applied to it but not yet handed to the journal. `db.write()` persists exactly those (JournalAdapter.write
+ * drains `unjournaled`), so after it resolves the journal on disk holds the state `db.data` had when it was called.
+ */
 export interface StoreData {
   /** The newest resourceVersion issued. */
   rv: number;
   kinds: Kinds;
-  /** Journal lines of committed operations not yet handed to the adapter; `write()` drains it. */
-  changes: JournalEntry[];
+  /** Journal lines of operations applied to `kinds` but not yet appended to the journal; `db.write()` drains it. */
+  unjournaled: JournalEntry[];
 }
 
 /** One replayed mutation. */
@@ -85,5 +89,5 @@ export function applyRecord(kinds: Kinds, rec: JournalRecord): void {
 
 /** A fresh, empty document. */
 export function emptyData(): StoreData {
-  return { rv: 0, kinds: new Map(), changes: [] };
+  return { rv: 0, kinds: new Map(), unjournaled: [] };
 }

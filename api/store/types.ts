@@ -17,7 +17,17 @@ export interface WriteOptions {
   dryRun?: boolean;
 }
 
-export interface UpdateOptions extends WriteOptions {
+/**
+ * Options of a create or an update: what the caller checks. `admit` is called with the object exactly as it
+ * would be stored — named (generateName resolved), status merged, server metadata stamped — before anything is
+ * checked against the stored state (AlreadyExists, Conflict) or written; throwing rejects the write. The API
+ * server passes its admission (schema validation, roles) here, so it validates what the store makes of a write.
+ */
+export interface CreateOptions extends WriteOptions {
+  admit?: (obj: KubeObject) => void;
+}
+
+export interface UpdateOptions extends CreateOptions {
   /** `status`: only `.status` changes (plus nothing else); otherwise `.status` is kept from the stored object. */
   subresource?: 'status';
 }
@@ -54,11 +64,13 @@ export interface Store {
   list(plural: string, opts?: ListOptions): { items: KubeObject[]; resourceVersion: string };
   /**
    * Creates an object: sets uid, resourceVersion, generation 1, creationTimestamp; ignores client-set values of those.
-   * Throws AlreadyExists. Resolves once the write is durable (fsync'd).
+   * Without a name, names it `metadata.generateName` plus 5 random characters of Kubernetes' alphabet.
+   * Throws Invalid (no name), AlreadyExists. Resolves once the write is durable (fsync'd).
    */
-  create(plural: string, obj: KubeObject, opts?: WriteOptions): Promise<KubeObject>;
+  create(plural: string, obj: KubeObject, opts?: CreateOptions): Promise<KubeObject>;
   /**
    * Replaces an object. If obj.metadata.resourceVersion is set and differs from the stored one: Conflict.
+   * Status separation: the main resource keeps the stored `.status`; `subresource: 'status'` changes only `.status`.
    * generation is bumped only when the spec (anything but metadata and status) changed.
    * When deletionTimestamp is set and finalizers become empty, the object is deleted.
    * Throws NotFound. Resolves once durable.

@@ -9,6 +9,7 @@ import type { KubeObject } from '../meta/types.ts';
 import { parseFieldSelector, parseLabelSelector } from '../meta/selectors.ts';
 import type { ListOptions, Watch, WatchOptions } from './types.ts';
 import { StoreEvent } from './store-event.ts';
+import type { StoreLogger } from './store-log.ts';
 import { WatchLog } from './watch-log.ts';
 import { Watcher } from './watcher.ts';
 
@@ -17,7 +18,7 @@ export interface WatchHubOptions {
   capacity: number;
   /** The store's (durable) resourceVersion at open. */
   startRv: number;
-  logger: (line: object) => void;
+  logger: StoreLogger;
   /** Lists the current objects of a kind (for watches from resourceVersion 0). */
   list: (plural: string, opts: ListOptions) => { items: KubeObject[]; resourceVersion: string };
   /** The newest resourceVersion the store has issued (durable or not). */
@@ -27,7 +28,7 @@ export interface WatchHubOptions {
 /** Watch registration, event log and delivery (see the file comment). */
 export class WatchHub {
   readonly #log: WatchLog;
-  readonly #logger: (line: object) => void;
+  readonly #logger: StoreLogger;
   readonly #list: WatchHubOptions['list'];
   readonly #currentRv: WatchHubOptions['currentRv'];
   readonly #byPlural = new Map<string, Set<Watcher>>();
@@ -126,7 +127,7 @@ export class WatchHub {
   }
 
   #failed(w: Watcher, err: unknown): void {
-    this.#logger({ msg: 'Stopped watch whose callback threw', plural: w.plural, error: err instanceof Error ? err.message : String(err) });
+    this.#logger({ msg: 'Stopped watch whose callback threw', level: 'error', plural: w.plural, error: err instanceof Error ? err.message : String(err) });
     this.#remove(w);
   }
 

@@ -1,6 +1,6 @@
 /**
- * The Declaration controller against the real API server and store (in-process, port 0), through the real
- * HTTP client, run by the controller manager. Each test uses its own nodes, modules and assignments.
+ * The Declaration and Assignment controllers against the real API server and store (in-process, port 0),
+ * through the real HTTP client, run by the controller manager. Each test uses its own nodes, modules and assignments.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,6 +8,7 @@ import { createClient, type HttpClient } from '../../api/client/http-client.ts';
 import type { Client } from '../../api/client/types.ts';
 import type { Condition, KubeObject } from '../../api/meta/types.ts';
 import type { Assignment, Declaration, ModuleResource, ResourceResult } from '../../api/v1alpha1/generated/index.ts';
+import { createAssignmentController } from '../../controllers/assignment-controller.ts';
 import { createDeclarationController } from '../../controllers/declaration-controller.ts';
 import { OWNERS_ANNOTATION } from '../../api/v1alpha1/render-declaration.ts';
 import { createManager, type Manager } from '../../controllers/runtime/manager.ts';
@@ -36,6 +37,7 @@ before(async () => {
   client = createClient(server.config);
   manager = createManager({ client: recording(client), logger: silentLogger, backoff: { baseMs: 20, maxMs: 200 } });
   manager.add(createDeclarationController({ manager }));
+  manager.add(createAssignmentController({ manager }));
   assert.equal(await manager.start(), true);
 });
 

@@ -12,7 +12,7 @@ import type { KubeObject } from '../../meta/types.ts';
 import type { Store } from '../../store/types.ts';
 import type { JoinToken } from '../../v1alpha1/generated/jointoken.ts';
 import { kindByPlural } from '../../v1alpha1/kinds.ts';
-import { admitCreate, checkTypeMeta } from '../resources/admission.ts';
+import { admission, admitCreate, checkTypeMeta } from '../resources/admission.ts';
 import { hashToken } from './auth.ts';
 import { bodyFormat, parseBody, readBody } from '../http/body.ts';
 import { dryRunParam } from '../resources/context.ts';
@@ -50,7 +50,8 @@ export async function createJoinToken(r: TokenCreateRequest): Promise<void> {
     body.metadata.name = freeId(r.store);
     delete body.metadata.generateName;
   }
-  const obj = admitCreate(INFO, body, r.store) as JoinToken & KubeObject;
+  const obj = admitCreate(INFO, body) as JoinToken & KubeObject;
+  admission(INFO, r.store)(obj);
   const ttl = obj.spec?.ttl ?? DEFAULT_TTL;
   obj.spec = { ...obj.spec, ttl };
   obj.status = { expiresAt: new Date(Date.now() + parseGoDuration(ttl)).toISOString(), used: false };

@@ -1,12 +1,16 @@
 /**
  * Admission of writes: the body must be an object of the URL's kind (400 otherwise), carry the URL's name
- * (400) and pass validation, singleton names included (422 Invalid with field causes).
- * Status separation happens here too: the main resource keeps the stored status, `/status` keeps
- * everything but the status. No second assignment of a role module (admission-roles.ts).
+ * (400) and pass validation, singleton names included (422 Invalid with field causes). No second assignment
+ * of a role module (admission-roles.ts).
+ *
+ * What the object becomes is the store's to decide, for every writer alike (this server and `meshctl init`,
+ * which opens the store directly): the name from generateName, and status separation (a main-resource write
+ * keeps the stored status, a `/status` write changes only the status). So validation is not run here on the
+ * body but handed to the store (`admit`), which runs it on the object exactly as it would store it.
+ * What stays here is API policy: a client's create does not set a status the kind keeps in `/status`.
  */
-import { randomInt } from 'node:crypto';
 import { ApiError } from '../../meta/api-error.ts';
-import type { KubeObject, ObjectMeta } from '../../meta/types.ts';
+import type { KubeObject } from '../../meta/types.ts';
 import { API_VERSION } from '../../meta/types.ts';
 import type { KindInfo } from '../../v1alpha1/kind-info.ts';
 import { validateObject } from '../../v1alpha1/validate.ts';
@@ -41,47 +45,20 @@ export function validate(info: KindInfo, obj: KubeObject): void {
   if (causes.length) throw ApiError.invalid(info.kind, obj.metadata.name ?? '', causes);
 }
 
-/** Prepares a create: names the object (generateName too), drops a status the kind keeps in `/status`, validates. */
-export function admitCreate(info: KindInfo, body: Record<string, unknown>, store: Pick<Store, 'list'>): KubeObject {
+/** Prepares a create body for the store: type meta checked, a status the kind keeps in `/status` dropped. */
+export function admitCreate(info: KindInfo, body: Record<string, unknown>): KubeObject {
   const obj = checkTypeMeta(info, body);
-  const meta: ObjectMeta = obj.metadata;
-  if (!meta.name && typeof meta.generateName === 'string' && meta.generateName) meta.name = meta.generateName + randomSuffix();
-  if (!meta.name) {
-    throw ApiError.invalid(info.kind, '', [{ field: 'metadata.name', reason: 'FieldValueRequired', message: 'Required value: name or generateName is required' }]);
-  }
   if (info.hasStatus) delete obj.status;
-  validate(info, obj);
-  checkRoleAssignment(obj, store);
   return obj;
 }
 
 /**
- * Prepares an update of the main resource or of `/status` from the body and the stored object.
- * Main: the body with the stored status. Status: the stored object with the body's status.
- * The body's metadata.resourceVersion is kept as the precondition either way.
+ * The admission check of a create or update, for the store's `admit` option (it runs it on the object as it
+ * would be stored): schema validation, and for writes of the main resource, the role rules.
  */
-export function admitUpdate(info: KindInfo, body: KubeObject, stored: KubeObject, subresource: 'status' | undefined, store: Pick<Store, 'list'>): KubeObject {
-  const rv = body.metadata.resourceVersion;
-  let obj: KubeObject;
-  if (subresource === 'status') {
-    obj = structuredClone(stored);
-    if (body.status === undefined) delete obj.status;
-    else obj.status = body.status;
-  } else {
-    obj = body;
-    if (info.hasStatus && stored.status === undefined) delete obj.status;
-    else if (info.hasStatus) obj.status = structuredClone(stored.status);
-  }
-  if (rv === undefined) delete obj.metadata.resourceVersion;
-  else obj.metadata.resourceVersion = rv;
-  validate(info, obj);
-  if (subresource !== 'status') checkRoleAssignment(obj, store);
-  return obj;
-}
-
-function randomSuffix(): string {
-  const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
-  let s = '';
-  for (let i = 0; i < 5; i++) s += alphabet[randomInt(alphabet.length)];
-  return s;
+export function admission(info: KindInfo, store: Pick<Store, 'list'>, subresource?: 'status'): (obj: KubeObject) => void {
+  return (obj) => {
+    validate(info, obj);
+    if (subresource !== 'status') checkRoleAssignment(obj, store);
+  };
 }

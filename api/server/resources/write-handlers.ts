@@ -1,12 +1,12 @@
 /**
  * POST (create), PUT (update), PATCH (JSON merge patch) and DELETE of one object, with `?dryRun=All`.
- * Every write goes through admission (admission.ts) and then the store, which makes it durable before
- * the reply.
+ * Every write goes to the store with admission (admission.ts) as its `admit` check; the store names the
+ * object, separates status from the rest, runs admission on the result and makes it durable before the reply.
  */
 import { ApiError, isReason } from '../../meta/api-error.ts';
 import type { KubeObject } from '../../meta/types.ts';
-import type { DeleteOptions } from '../../store/types.ts';
-import { admitCreate, admitUpdate, checkTypeMeta, checkUrlName } from './admission.ts';
+import type { DeleteOptions, UpdateOptions } from '../../store/types.ts';
+import { admission, admitCreate, checkTypeMeta, checkUrlName } from './admission.ts';
 import { checkRoleDelete } from './admission-roles.ts';
 import { bodyFormat, parseBody, readBody } from '../http/body.ts';
 import type { BodyFormat } from '../http/body.ts';
@@ -33,8 +33,8 @@ function unsupportedMediaType(got: string | undefined, accepted: BodyFormat[]): 
 /** POST `/<plural>`: 201 with the created object. */
 export async function handleCreate(r: ResourceRequest): Promise<void> {
   const body = await readObject(r, ['json', 'yaml']);
-  const obj = admitCreate(r.info, body, r.store);
-  const created = await r.store.create(r.info.plural, obj, { dryRun: dryRunParam(r.query) });
+  const obj = admitCreate(r.info, body);
+  const created = await r.store.create(r.info.plural, obj, { dryRun: dryRunParam(r.query), admit: admission(r.info, r.store) });
   sendJson(r.res, 201, created);
 }
 
@@ -42,9 +42,7 @@ export async function handleCreate(r: ResourceRequest): Promise<void> {
 export async function handleUpdate(r: ResourceRequest): Promise<void> {
   const body = checkTypeMeta(r.info, await readObject(r, ['json', 'yaml']));
   checkUrlName(body, r.name!);
-  const stored = getOrNotFound(r, r.name!);
-  const obj = admitUpdate(r.info, body, stored, r.subresource, r.store);
-  const updated = await r.store.update(r.info.plural, obj, { dryRun: dryRunParam(r.query), ...subresourceOpt(r) });
+  const updated = await r.store.update(r.info.plural, body, { dryRun: dryRunParam(r.query), ...updateOpts(r) });
   sendJson(r.res, 200, updated);
 }
 
@@ -62,9 +60,8 @@ export async function handlePatch(r: ResourceRequest): Promise<void> {
     const merged = applyMergePatch(structuredClone(stored), patch) as Record<string, unknown>;
     const body = checkTypeMeta(r.info, merged);
     checkUrlName(body, r.name!);
-    const obj = admitUpdate(r.info, body, stored, r.subresource, r.store);
     try {
-      const updated = await r.store.update(r.info.plural, obj, { dryRun, ...subresourceOpt(r) });
+      const updated = await r.store.update(r.info.plural, body, { dryRun, ...updateOpts(r) });
       sendJson(r.res, 200, updated);
       return;
     } catch (e) {
@@ -91,8 +88,9 @@ export async function handleDelete(r: ResourceRequest): Promise<void> {
   sendJson(r.res, 200, deleted);
 }
 
-function subresourceOpt(r: ResourceRequest): { subresource?: 'status' } {
-  return r.subresource ? { subresource: r.subresource } : {};
+/** The store's update options of a request: its subresource, and admission run on the object as the store would store it. */
+function updateOpts(r: ResourceRequest): Pick<UpdateOptions, 'subresource' | 'admit'> {
+  return { admit: admission(r.info, r.store, r.subresource), ...(r.subresource ? { subresource: r.subresource } : {}) };
 }
 
 function hasResourceVersion(patch: Record<string, unknown>): boolean {

@@ -1,0 +1,125 @@
+/**
+ * The Assignment controller: keeps each Assignment's status (observedGeneration, the rendered version and
+ * the Applied condition) saying whether its node applied it. The decision is pure (assignment-status.ts);
+ * this file wires informers, time and the write. It reads only; the Declaration controller renders and
+ * writes the Declarations, the node's agent writes their status, and this controller writes nothing else
+ * than Assignment status, through `/status`, and only when it changed.
+ *
+ * The key is an assignment name. An Assignment maps to itself; a Node or a Declaration (named after its
+ * node) to the assignments of that node, so the agent's report on the Declaration updates them; a Module to
+ * the assignments that use it. Reads come from the informers' caches; the write carries the cached
+ * resourceVersion, so a stale cache ends in a Conflict, which is thrown and retried with backoff.
+ *
+ * The status describes the node's Declaration as stored. So the controller renders the node from the same
+ * caches (the pure renderer) and, while the Declaration controller has yet to write that rendering, writes
+ * nothing: a status computed then would describe a Declaration about to be replaced (e.g. `Pending` on a
+ * generation the node will never be sent) and be rewritten at once. The Declaration's write requeues it.
+ */
+import type { Client } from '../api/client/types.ts';
+import { findCondition } from '../api/meta/conditions.ts';
+import type { Logger } from '../api/meta/logger.ts';
+import type { KubeObject } from '../api/meta/types.ts';
+import type { Assignment, Declaration, Module, Node } from '../api/v1alpha1/generated/index.ts';
+import { declarationToWrite, renderDeclaration, type OwnerOutcome } from '../api/v1alpha1/render-declaration.ts';
+import { APPLIED, assignmentStatus, statusDiffers } from './assignment-status.ts';
+import { realClock, type Clock } from '../api/meta/clock.ts';
+import { createController, type Controller, type Reconciler } from './runtime/controller.ts';
+import type { Informer } from '../api/client/informer.ts';
+import type { Manager } from './runtime/manager.ts';
+
+/** Options of createAssignmentController. */
+export interface AssignmentControllerOptions {
+  /** Supplies the client, the logger and the shared informers of assignments, nodes, modules and declarations. */
+  manager: Pick<Manager, 'client' | 'logger' | 'informerFor'>;
+  /** For lastTransitionTime and the work queue's delays. Default: the real clock. */
+  clock?: Clock;
+  /** Assignments reconciled at once (never one assignment twice). Default 4. */
+  workers?: number;
+}
+
+/** The informers the controller reads from. */
+interface Caches {
+  assignments: Informer;
+  nodes: Informer;
+  modules: Informer;
+  declarations: Informer;
+}
+
+/** Creates the Assignment controller; add it to the manager, which starts it once the caches are synced. */
+export function createAssignmentController(opts: AssignmentControllerOptions): Controller {
+  const { manager } = opts;
+  const clock = opts.clock ?? realClock;
+  const caches: Caches = {
+    assignments: manager.informerFor('assignments'),
+    nodes: manager.informerFor('nodes'),
+    modules: manager.informerFor('modules'),
+    declarations: manager.informerFor('declarations'),
+  };
+  const reconciler = new AssignmentReconciler({ client: manager.client, caches, logger: manager.logger, clock });
+  const ofNode = (obj: KubeObject): string[] => assignmentsOfNode(obj.metadata.name ?? '', caches.assignments);
+  return createController({
+    name: 'assignment',
+    reconciler,
+    workers: opts.workers ?? 4,
+    clock,
+    logger: manager.logger,
+    sources: [
+      { informer: caches.assignments },
+      { informer: caches.declarations, keys: ofNode },
+      { informer: caches.nodes, keys: ofNode },
+      { informer: caches.modules, keys: (obj) => assignmentsOfModule(obj.metadata.name ?? '', caches.assignments) },
+    ],
+  });
+}
+
+/** The assignments to node `node` (the keys to reconcile when its Node or Declaration changed). */
+export function assignmentsOfNode(node: string, assignments: Pick<Informer, 'list'>): string[] {
+  return (assignments.list() as Assignment[]).filter((a) => a.spec.node === node).map((a) => a.metadata.name ?? '');
+}
+
+/** The assignments of module `module` (the keys to reconcile when the Module changed). */
+export function assignmentsOfModule(module: string, assignments: Pick<Informer, 'list'>): string[] {
+  return (assignments.list() as Assignment[]).filter((a) => a.spec.module === module).map((a) => a.metadata.name ?? '');
+}
+
+/** The current time as an RFC 3339 timestamp with second precision. */
+function timestamp(clock: Clock): string {
+  return new Date(clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** Reconciles one assignment: computes its status from its node's Declaration and writes it if it changed. */
+class AssignmentReconciler implements Reconciler {
+  private readonly client: Client;
+  private readonly caches: Caches;
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+
+  constructor(opts: { client: Client; caches: Caches; logger: Logger; clock: Clock }) {
+    this.client = opts.client;
+    this.caches = opts.caches;
+    this.logger = opts.logger;
+    this.clock = opts.clock;
+  }
+
+  async reconcile(name: string): Promise<void> {
+    const cached = this.caches.assignments.get(name);
+    if (!cached) return;
+    const assignment = cached as Assignment;
+    const nodeName = assignment.spec.node;
+    const node = this.caches.nodes.get(nodeName) as Node | undefined;
+    const declaration = this.caches.declarations.get(nodeName) as Declaration | undefined;
+    let outcome: OwnerOutcome | undefined; // none without its Node (or while it is deleted): NodeNotFound
+    if (node && !node.metadata.deletionTimestamp) {
+      const modules = new Map((this.caches.modules.list() as Module[]).map((m) => [m.metadata.name ?? '', m]));
+      const rendering = renderDeclaration({ node: nodeName, assignments: this.caches.assignments.list() as Assignment[], modules, current: declaration });
+      // The Declaration controller has yet to write this rendering: look again once it has (its write requeues this key).
+      if (!declaration?.metadata.deletionTimestamp && declarationToWrite({ node, rendering, current: declaration })) return;
+      outcome = rendering.outcomes.find((o) => o.owner === name);
+    }
+    const status = assignmentStatus({ assignment, outcome, declaration, now: timestamp(this.clock) });
+    if (!statusDiffers(assignment, status)) return;
+    await this.client.updateStatus('assignments', { ...cached, status });
+    const applied = findCondition(status.conditions, APPLIED);
+    this.logger.info('Updated Assignment status', { assignment: name, node: nodeName, applied: applied?.status, reason: applied?.reason });
+  }
+}
