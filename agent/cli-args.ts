@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { loadMeshconfig } from '../api/client/meshconfig.ts';
+import { parseDuration } from '../api/meta/duration.ts';
 import type { AgentOptions } from './agent.ts';
 import { parseListen } from './metrics.ts';
 import { parseByteSize } from './logs/byte-size.ts';
@@ -29,16 +30,16 @@ Flags:
                               the oldest are dropped first (default 16Mi; sizes: 512Ki, 16Mi, 1Gi)
   -h, --help                  show this help
 
-Durations: 500ms, 5s, 1m, 1h.
+Durations: 500ms, 5s, 1m30s, 1h.
 `;
 
 /** A bad command line (exit code 2). */
 export class UsageError extends Error {}
 
-/** Parses `500ms`, `5s`, `1.5m`, `1h` into milliseconds. */
-export function parseDuration(flag: string, text: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text);
-  const ms = m ? Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'] : NaN;
+/** Parses the Go duration of flag `--flag` (`500ms`, `5s`, `1m30s`, `1h`) into milliseconds: at least 10ms. */
+export function durationFlag(flag: string, text: string): number {
+  let ms = NaN;
+  try { ms = parseDuration(text); } catch { /* reported below */ }
   if (!(ms >= 10)) throw new UsageError(`--${flag} must be a duration of at least 10ms such as 500ms, 5s or 1m, not "${text}"`);
   return ms;
 }
@@ -82,8 +83,8 @@ export function parseCommandLine(argv: string[]): AgentOptions | 'help' {
     ...(v.root !== undefined ? { root: v.root } : {}),
     ...(v.site !== undefined ? { site: v.site } : {}),
     ...(connection ? { connection } : {}),
-    reconcileIntervalMs: parseDuration('reconcile-interval', v['reconcile-interval'] ?? '5s'),
-    heartbeatIntervalMs: parseDuration('heartbeat-interval', v['heartbeat-interval'] ?? '10s'),
+    reconcileIntervalMs: durationFlag('reconcile-interval', v['reconcile-interval'] ?? '5s'),
+    heartbeatIntervalMs: durationFlag('heartbeat-interval', v['heartbeat-interval'] ?? '10s'),
     metricsListen: v['metrics-listen'] ?? '127.0.0.1:0',
     stopServicesOnExit: v['stop-services-on-exit'] ?? false,
     ...(logBufferBytes !== undefined ? { logBufferBytes } : {}),

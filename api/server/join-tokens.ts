@@ -17,7 +17,7 @@ import { hashToken } from './auth.ts';
 import { bodyFormat, parseBody, readBody } from './body.ts';
 import { dryRunParam } from './context.ts';
 import {
-  DEFAULT_TTL, TOKEN_ID_PATTERN, generateTokenId, generateTokenSecret, parseGoDuration, tokenId,
+  DEFAULT_TTL, TOKEN_ID_PATTERN, generateTokenId, generateTokenSecret, ttlMs, tokenId,
 } from './join-token.ts';
 import { sendJson } from './respond.ts';
 import { joinTokenSecretName, readSecret, sameHash, writeSecret } from './secrets.ts';
@@ -53,7 +53,7 @@ export async function createJoinToken(r: TokenCreateRequest): Promise<void> {
   const obj = admitCreate(INFO, body, r.store) as JoinToken & KubeObject;
   const ttl = obj.spec?.ttl ?? DEFAULT_TTL;
   obj.spec = { ...obj.spec, ttl };
-  obj.status = { expiresAt: new Date(Date.now() + parseGoDuration(ttl)).toISOString(), used: false };
+  obj.status = { expiresAt: new Date(Date.now() + ttlMs(ttl)).toISOString(), used: false };
   const dryRun = dryRunParam(r.query);
   const created = await r.store.create(PLURAL, obj, { dryRun });
   const id = created.metadata.name!;
