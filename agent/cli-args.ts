@@ -5,8 +5,8 @@
 import { parseArgs } from 'node:util';
 import { loadMeshconfig } from '../api/client/meshconfig.ts';
 import { parseDuration } from '../api/meta/duration.ts';
+import { parseHostPort } from '../api/meta/host-port.ts';
 import type { AgentOptions } from './agent.ts';
-import { parseListen } from './metrics.ts';
 import { parseByteSize } from './logs/byte-size.ts';
 
 /** The help text. */
@@ -67,7 +67,7 @@ export function parseCommandLine(argv: string[]): AgentOptions | 'help' {
   }
   if (!v['state-dir']) throw new UsageError('--state-dir is required');
   if (v['metrics-listen'] !== undefined) {
-    try { parseListen(v['metrics-listen']); } catch (e) { throw new UsageError(`--metrics-listen: ${(e as Error).message}`); }
+    try { parseHostPort(v['metrics-listen']); } catch (e) { throw new UsageError(`--metrics-listen: ${(e as Error).message}`); }
   }
   let logBufferBytes;
   if (v['log-buffer-size'] !== undefined) {

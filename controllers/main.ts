@@ -19,6 +19,7 @@ import { checkControlPlaneNode } from './control-plane-node.ts';
 import { createNodeController } from './node-controller.ts';
 import { createManager } from './runtime/manager.ts';
 import { createJsonLogger } from '../api/meta/logger.ts';
+import { parseHostPort, type HostPort } from '../api/meta/host-port.ts';
 
 const USAGE = `Usage: mesh-control-plane [--data-dir DIR] [--listen HOST:PORT] [--node NAME] [--san NAME]... [--restore] [--insecure-http]
 
@@ -54,10 +55,13 @@ function parseFlags(argv: string[]): Flags | 'help' {
     throw new UsageError((e as Error).message);
   }
   if (values.help) return 'help';
-  const m = /^(?:\[([^\]]*)\]|([^:]*)):(\d{1,5})$/.exec(values.listen ?? '127.0.0.1:6443');
-  const port = Number(m?.[3]);
-  if (!m || port > 65535) throw new UsageError(`--listen must be HOST:PORT (e.g. 127.0.0.1:6443 or [::1]:6443), not "${values.listen}"`);
-  const host = m[1] ?? (m[2] || '0.0.0.0');
+  let listen: HostPort;
+  try {
+    listen = parseHostPort(values.listen ?? '127.0.0.1:6443', { defaultHost: '0.0.0.0' });
+  } catch {
+    throw new UsageError(`--listen must be HOST:PORT (e.g. 127.0.0.1:6443 or [::1]:6443), not "${values.listen}"`);
+  }
+  const { host, port } = listen;
   const insecureHttp = values['insecure-http'] ?? false;
   if (insecureHttp && !isLoopback(host)) {
     throw new UsageError(`--insecure-http serves plain HTTP and is allowed only on a loopback address (127.0.0.0/8, ::1, localhost), not "${host}"`);
