@@ -11,7 +11,7 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentBootstrapPath, renderAgentBootstrap } from '../api/client/agent-bootstrap.ts';
-import { writeFileAtomic } from '../api/server/atomic-file.ts';
+import { writeFileAtomic } from '../api/meta/atomic-file.ts';
 import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/first-start.ts';
 import { caPublicKeyHash, certInfo } from '../api/server/pki.ts';
 import { serverUrl } from '../api/server/serving-names.ts';
@@ -64,10 +64,10 @@ async function run(ctx: CommandContext): Promise<number> {
     const seeded = await seedStore(store, plan);
     const bootstrap = agentBootstrapPath(plan.agentStateDir);
     mkdirSync(plan.agentStateDir, { recursive: true, mode: 0o700 });
-    writeFileAtomic(bootstrap, renderAgentBootstrap({
+    await writeFileAtomic(bootstrap, renderAgentBootstrap({
       nodeName: plan.node, ...(plan.site ? { site: plan.site } : {}),
       connection: { server: url, caData: files.ca.certPem, token: seeded.credential }, declaration: seeded.declaration,
-    }), 0o600);
+    }), { mode: 0o600 });
     await finishInit(store, plan);
     const names = certInfo(files.serving.certPem);
     ctx.out(nextSteps({

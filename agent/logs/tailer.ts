@@ -12,7 +12,8 @@
  */
 import { readdir, readFile, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { atomicWriteFile, errnoCode } from '../drivers/fs-util.ts';
+import { writeFileAtomic } from '../../api/meta/atomic-file.ts';
+import { errnoCode } from '../drivers/fs-util.ts';
 import type { Logger } from '../engine/types.ts';
 import type { LogEntry } from './log-entry.ts';
 import { readChunk, splitLines, type FilePos } from './tail-read.ts';
@@ -93,7 +94,7 @@ export async function openTailer(opts: TailerOptions): Promise<Tailer> {
       return {
         entries,
         commit: async () => {
-          if (changed) await atomicWriteFile(opts.positionsPath, JSON.stringify(next) + '\n', 0o600);
+          if (changed) await writeFileAtomic(opts.positionsPath, JSON.stringify(next) + '\n', { mode: 0o600 });
           positions = next;
         },
       };
