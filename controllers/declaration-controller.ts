@@ -10,6 +10,7 @@
  * which is thrown and retried with backoff. Nothing is written when nothing changed.
  */
 import type { Client } from '../api/client/types.ts';
+import { rfc3339 } from '../api/meta/timestamp.ts';
 import type { KubeObject } from '../api/meta/types.ts';
 import type { Assignment, Declaration, Module, Node } from '../api/v1alpha1/generated/index.ts';
 import { assignmentStatus, statusDiffers } from './assignment-status.ts';
@@ -77,11 +78,6 @@ export function nodesOfModule(module: string, assignments: Pick<Informer, 'list'
   return [...new Set(nodes)];
 }
 
-/** The current time as an RFC 3339 timestamp with second precision. */
-function timestamp(clock: Clock): string {
-  return new Date(clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
 /** Reconciles one node: renders and writes its Declaration, then the status of each of its Assignments. */
 class DeclarationReconciler implements Reconciler {
   private readonly client: Client;
@@ -125,7 +121,7 @@ class DeclarationReconciler implements Reconciler {
 
   /** Writes, through /status, the status of each assignment of the node whose status changed. */
   private async writeStatuses(node: string, assignments: Assignment[], rendering: Rendering | undefined, declaration: Declaration | undefined): Promise<void> {
-    const now = timestamp(this.clock);
+    const now = rfc3339(this.clock.now());
     for (const assignment of assignments) {
       const outcome = rendering?.outcomes.find((o) => o.owner === assignment.metadata.name);
       const status = assignmentStatus({ assignment, outcome, declaration, now });

@@ -8,6 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, isReason } from '../meta/api-error.ts';
 import type { Logger } from '../meta/logger.ts';
+import { rfc3339 } from '../meta/timestamp.ts';
 import type { KubeObject } from '../meta/types.ts';
 import type { Store } from '../store/types.ts';
 import type { JoinToken } from '../v1alpha1/generated/jointoken.ts';
@@ -103,7 +104,7 @@ export function checkJoinToken(store: Store, token: string, now = Date.now()): J
 
 /** Marks a checked token used by `node` (a concurrent use of the same token loses with a 401). */
 export async function markTokenUsed(store: Store, token: JoinToken & KubeObject, node: string): Promise<void> {
-  const usedAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const usedAt = rfc3339();
   const next = { ...token, status: { ...token.status, used: true, usedBy: node, usedAt } };
   try {
     await store.update(PLURAL, next, { subresource: 'status' });

@@ -8,13 +8,14 @@
  */
 import type { Low } from 'lowdb';
 import { ApiError } from '../meta/api-error.ts';
+import { rfc3339 } from '../meta/timestamp.ts';
 import type { KubeObject } from '../meta/types.ts';
 import type { DeleteOptions, ListOptions, Store, UpdateOptions, Watch, WatchOptions, WriteOptions } from './types.ts';
 import { markDeleting, orphanDependents, removeObject } from './cascade.ts';
 import type { JournalAdapter, JournalStats } from './journal-adapter.ts';
 import type { DirLock } from './lock.ts';
 import {
-  addedFinalizers, deepEqual, generatedName, hasFinalizers, mergeUpdate, nowTimestamp, stampCreate,
+  addedFinalizers, deepEqual, generatedName, hasFinalizers, mergeUpdate, stampCreate,
   withGeneration, withMeta,
 } from './object-meta.ts';
 import { Txn, type StoreState } from './state.ts';
@@ -162,7 +163,7 @@ export class DurableStore implements FileStore {
     this.#checkPreconditions(plural, stored, opts);
     const txn = new Txn();
     if (hasFinalizers(stored)) {
-      if (opts.dryRun) return stored.metadata.deletionTimestamp ? stored : withMeta(stored, { deletionTimestamp: nowTimestamp() });
+      if (opts.dryRun) return stored.metadata.deletionTimestamp ? stored : withMeta(stored, { deletionTimestamp: rfc3339() });
       const marked = markDeleting(this.#state, txn, plural, stored);
       if (opts.propagationPolicy === 'Orphan' && stored.metadata.uid) orphanDependents(this.#state, txn, stored.metadata.uid);
       await this.#commit(txn);

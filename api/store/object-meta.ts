@@ -4,6 +4,7 @@
  * never mutated, new ones are returned (stored objects are shared and immutable).
  */
 import { randomInt, randomUUID } from 'node:crypto';
+import { rfc3339 } from '../meta/timestamp.ts';
 import type { KubeObject, ObjectMeta } from '../meta/types.ts';
 
 /** Metadata fields only the server sets; client-sent values are ignored. */
@@ -12,11 +13,6 @@ const SERVER_FIELDS = ['uid', 'resourceVersion', 'generation', 'creationTimestam
 
 /** Top-level fields that do not count as "spec" for generation. */
 const NOT_SPEC = new Set(['metadata', 'status', 'apiVersion', 'kind']);
-
-/** The current time in RFC 3339 with second precision, as Kubernetes writes timestamps. */
-export function nowTimestamp(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 const SUFFIX_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -62,7 +58,7 @@ function clientMeta(meta: ObjectMeta | undefined): ObjectMeta {
 /** A new object as created: client metadata plus uid, generation 1 and creationTimestamp (no resourceVersion yet). */
 export function stampCreate(input: KubeObject, name: string): KubeObject {
   const metadata: ObjectMeta = {
-    ...clientMeta(input.metadata), name, uid: randomUUID(), generation: 1, creationTimestamp: nowTimestamp(),
+    ...clientMeta(input.metadata), name, uid: randomUUID(), generation: 1, creationTimestamp: rfc3339(),
   };
   return { ...input, metadata };
 }
