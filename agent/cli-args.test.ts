@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeMeshconfig } from '../api/client/meshconfig.ts';
-import { durationFlag, parseCommandLine, UsageError } from './cli-args.ts';
+import { UsageError } from '../api/meta/usage-error.ts';
+import { durationFlag, parseCommandLine } from './cli-args.ts';
 
 test('cli: flags become agent options, with defaults', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'meshctl-agent-cli-'));

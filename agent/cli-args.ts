@@ -1,11 +1,12 @@
 /**
  * The command line of `mesh-agent`: usage text and parsing into `createAgent` options (node:util
- * parseArgs). A `UsageError` means exit code 2.
+ * parseArgs). A `UsageError` (api/meta/usage-error.ts) means exit code 2.
  */
 import { parseArgs } from 'node:util';
 import { loadMeshconfig } from '../api/client/meshconfig.ts';
 import { parseDuration } from '../api/meta/duration.ts';
 import { parseHostPort } from '../api/meta/host-port.ts';
+import { UsageError } from '../api/meta/usage-error.ts';
 import type { AgentOptions } from './agent.ts';
 import { parseByteSize } from './logs/byte-size.ts';
 
@@ -32,9 +33,6 @@ Flags:
 
 Durations: 500ms, 5s, 1m30s, 1h.
 `;
-
-/** A bad command line (exit code 2). */
-export class UsageError extends Error {}
 
 /** Parses the Go duration of flag `--flag` (`500ms`, `5s`, `1m30s`, `1h`) into milliseconds: at least 10ms. */
 export function durationFlag(flag: string, text: string): number {

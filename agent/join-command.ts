@@ -8,7 +8,8 @@ import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Logger } from '../api/meta/logger.ts';
 import type { AgentOptions } from './agent.ts';
-import { UsageError, parseCommandLine } from './cli-args.ts';
+import { EXIT_USAGE, UsageError } from '../api/meta/usage-error.ts';
+import { parseCommandLine } from './cli-args.ts';
 import { joinMesh } from './join.ts';
 
 /** Where a joined agent keeps its state when --state-dir is not given. */
@@ -87,7 +88,7 @@ export async function joinCommand(argv: string[], deps: { logger: Logger; runAge
     cmd = parseJoinCommand(argv);
   } catch (e) {
     process.stderr.write(`mesh-agent join: ${(e as Error).message}\n\n${JOIN_USAGE}`);
-    return 2;
+    return EXIT_USAGE;
   }
   if (cmd === 'help') { process.stdout.write(JOIN_USAGE); return 0; }
   try {

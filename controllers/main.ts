@@ -20,6 +20,7 @@ import { createNodeController } from './node-controller.ts';
 import { createManager } from './runtime/manager.ts';
 import { createJsonLogger } from '../api/meta/logger.ts';
 import { parseHostPort, type HostPort } from '../api/meta/host-port.ts';
+import { EXIT_USAGE, UsageError } from '../api/meta/usage-error.ts';
 
 const USAGE = `Usage: mesh-control-plane [--data-dir DIR] [--listen HOST:PORT] [--node NAME] [--san NAME]... [--restore] [--insecure-http]
 
@@ -38,8 +39,6 @@ Runs the meshctl control plane: the API server and its store.
 
 /** The parsed command line. */
 interface Flags { dataDir: string; host: string; port: number; insecureHttp: boolean; node: string; sans: string[]; restore: boolean }
-
-class UsageError extends Error {}
 
 function parseFlags(argv: string[]): Flags | 'help' {
   let values;
@@ -112,7 +111,7 @@ async function main(argv: string[]): Promise<void> {
     flags = parseFlags(argv);
   } catch (e) {
     process.stderr.write(`mesh-control-plane: ${(e as Error).message}\n\n${USAGE}`);
-    process.exit(2);
+    process.exit(EXIT_USAGE);
   }
   if (flags === 'help') { process.stdout.write(USAGE); return; }
   try {
