@@ -12,6 +12,7 @@
  */
 import { readdir, readFile, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { writeFileAtomic } from '../../api/meta/atomic-file.ts';
 import { errnoCode } from '../drivers/fs-util.ts';
 import type { Logger } from '../engine/types.ts';
@@ -90,7 +91,7 @@ export async function openTailer(opts: TailerOptions): Promise<Tailer> {
         next[service] = r.pos;
         for (const line of splitLines(r.data, cfg.maxLine)) entries.push({ service, time, line });
       }
-      const changed = JSON.stringify(next) !== JSON.stringify(positions);
+      const changed = !isDeepStrictEqual(next, positions);
       return {
         entries,
         commit: async () => {

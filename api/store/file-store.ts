@@ -6,6 +6,7 @@
  * state, which may include writes whose fdatasync is still in flight (at most one group commit old).
  * If the journal ever fails to write, the store refuses every later write until it is reopened.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { Low } from 'lowdb';
 import { ApiError } from '../meta/api-error.ts';
 import { rfc3339 } from '../meta/timestamp.ts';
@@ -15,7 +16,7 @@ import { markDeleting, orphanDependents, removeObject } from './cascade.ts';
 import type { JournalAdapter, JournalStats } from './journal-adapter.ts';
 import type { DirLock } from './lock.ts';
 import {
-  addedFinalizers, deepEqual, generatedName, hasFinalizers, mergeUpdate, stampCreate,
+  addedFinalizers, generatedName, hasFinalizers, mergeUpdate, stampCreate,
   withGeneration, withMeta,
 } from './object-meta.ts';
 import { Txn, type StoreState } from './state.ts';
@@ -141,7 +142,7 @@ export class DurableStore implements FileStore {
       }]);
     }
     next = withGeneration(stored, next);
-    if (deepEqual(next, stored)) {
+    if (isDeepStrictEqual(next, stored)) {
       // Nothing to write, but what was read may be another request's write still being made durable.
       if (!opts.dryRun) await this.#db.write();
       return stored;
