@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { agentBootstrapPath, renderAgentBootstrap } from '../api/client/agent-bootstrap.ts';
 import { writeFileAtomic } from '../api/meta/atomic-file.ts';
 import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/first-start.ts';
-import { caPublicKeyHash, certInfo } from '../api/server/pki.ts';
+import { caPin } from '../api/meta/ca-pin.ts';
+import { certInfo } from '../api/server/pki.ts';
 import { serverUrl } from '../api/server/serving-names.ts';
 import type { KubeObject } from '../api/meta/types.ts';
 import type { Command, CommandContext } from './command.ts';
@@ -71,7 +72,7 @@ async function run(ctx: CommandContext): Promise<number> {
     await finishInit(store, plan);
     const names = certInfo(files.serving.certPem);
     ctx.out(nextSteps({
-      plan, url, meshconfig: files.meshconfigPath, bootstrap, caHash: caPublicKeyHash(files.ca.certPem),
+      plan, url, meshconfig: files.meshconfigPath, bootstrap, caHash: caPin(files.ca.certPem),
       certNames: [...names.dnsNames, ...names.ipAddresses],
     }));
     return EXIT_OK;
