@@ -2,7 +2,7 @@
  * `meshctl init`: makes this machine the mesh's control-plane node (ADR 0053: declared, never elected).
  * Run once, before any control plane runs here. It creates the CA, the serving certificate and the admin
  * credential (api/server/first-start.ts), seeds the control plane's store (init-store.ts) and hands this
- * node's agent its first Declaration (api/client/agent-bootstrap.ts): the agent then runs the control plane
+ * node's agent its first Declaration (api/wire/agent-bootstrap.ts): the agent then runs the control plane
  * as a supervised service, like any module (ADR 0002).
  *
  * A second init on an initialised data directory changes nothing and fails: there is no `--force`, since
@@ -10,7 +10,7 @@
  */
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { agentBootstrapPath, renderAgentBootstrap } from '../api/client/agent-bootstrap.ts';
+import { agentBootstrapPath, renderAgentBootstrap } from '../api/wire/agent-bootstrap.ts';
 import { writeFileAtomic } from '../api/meta/atomic-file.ts';
 import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/first-start.ts';
 import { caPin } from '../api/meta/ca-pin.ts';

@@ -12,7 +12,7 @@ import { mkdir, open, readdir, readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../meta/atomic-file.ts';
 import { readLog } from './log-tail.ts';
-import type { LogPost, LogPostResult, ServiceLogInfo } from './log-wire.ts';
+import type { LogPost, LogPostResult, ServiceLogInfo } from '../wire/log-wire.ts';
 
 /** Options of `LogFiles`. */
 export interface LogFilesOptions {
