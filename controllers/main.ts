@@ -5,7 +5,6 @@
  */
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { createApp } from '../api/server/app.ts';
 import { meshAccess } from '../api/server/mesh-access.ts';
 import { ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/first-start.ts';
@@ -19,6 +18,7 @@ import { checkControlPlaneNode } from './control-plane-node.ts';
 import { createNodeController } from './node-controller.ts';
 import { createManager } from './runtime/manager.ts';
 import { createJsonLogger } from '../api/meta/logger.ts';
+import { parseArgs, refusePositionals, unknownOption, type FlagSpec } from '../api/meta/flags.ts';
 import { parseHostPort, type HostPort } from '../api/meta/host-port.ts';
 import { EXIT_USAGE, UsageError } from '../api/meta/usage-error.ts';
 
@@ -40,34 +40,30 @@ Runs the meshctl control plane: the API server and its store.
 /** The parsed command line. */
 interface Flags { dataDir: string; host: string; port: number; insecureHttp: boolean; node: string; sans: string[]; restore: boolean }
 
+/** The flags (the help is USAGE). */
+const FLAG_SPECS: FlagSpec[] = [
+  { name: 'data-dir', type: 'string' }, { name: 'listen', type: 'string' }, { name: 'node', type: 'string' }, { name: 'san', type: 'strings' },
+  { name: 'insecure-http', type: 'boolean' }, { name: 'restore', type: 'boolean' }, { name: 'help', short: 'h', type: 'boolean' },
+];
+
 function parseFlags(argv: string[]): Flags | 'help' {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv, allowPositionals: false, strict: true,
-      options: {
-        'data-dir': { type: 'string' }, listen: { type: 'string' }, 'insecure-http': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
-        node: { type: 'string' }, san: { type: 'string', multiple: true }, restore: { type: 'boolean' },
-      },
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  if (values.help) return 'help';
+  const args = parseArgs(argv, FLAG_SPECS, { unknownFlag: unknownOption });
+  if (args.bool('help')) return 'help';
+  refusePositionals(args);
   let listen: HostPort;
   try {
-    listen = parseHostPort(values.listen ?? '127.0.0.1:6443', { defaultHost: '0.0.0.0' });
+    listen = parseHostPort(args.str('listen') ?? '127.0.0.1:6443', { defaultHost: '0.0.0.0' });
   } catch {
-    throw new UsageError(`--listen must be HOST:PORT (e.g. 127.0.0.1:6443 or [::1]:6443), not "${values.listen}"`);
+    throw new UsageError(`--listen must be HOST:PORT (e.g. 127.0.0.1:6443 or [::1]:6443), not "${args.str('listen')}"`);
   }
   const { host, port } = listen;
-  const insecureHttp = values['insecure-http'] ?? false;
+  const insecureHttp = args.bool('insecure-http');
   if (insecureHttp && !isLoopback(host)) {
     throw new UsageError(`--insecure-http serves plain HTTP and is allowed only on a loopback address (127.0.0.0/8, ::1, localhost), not "${host}"`);
   }
   return {
-    dataDir: values['data-dir'] ?? join('.meshctl', 'control-plane'), host, port, insecureHttp,
-    node: values.node ?? hostname().toLowerCase(), sans: values.san ?? [], restore: values.restore ?? false,
+    dataDir: args.str('data-dir') ?? join('.meshctl', 'control-plane'), host, port, insecureHttp,
+    node: args.str('node') ?? hostname().toLowerCase(), sans: args.list('san'), restore: args.bool('restore'),
   };
 }
 
