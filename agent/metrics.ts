@@ -12,7 +12,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseHostPort } from '../api/meta/host-port.ts';
+import { formatHostPort, parseHostPort } from '../api/meta/host-port.ts';
 
 /** How a reconcile ended: every resource Applied, some not, or the reconcile itself threw. */
 export type ReconcileOutcome = 'success' | 'failure' | 'error';
@@ -117,9 +117,8 @@ export async function serveMetrics(opts: ServeMetricsOptions): Promise<MetricsSe
     server.listen(port, host, () => { server.off('error', reject); resolve(); });
   });
   const bound = (server.address() as AddressInfo).port;
-  const shown = host.includes(':') ? `[${host}]` : host;
   return {
-    url: `http://${shown}:${bound}`,
+    url: `http://${formatHostPort(host, bound)}`,
     port: bound,
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseHostPort } from './host-port.ts';
+import { formatHostPort, parseHostPort } from './host-port.ts';
 
 test('HOST:PORT: names, IPv4, IPv6 in brackets, port 0', () => {
   assert.deepEqual(parseHostPort('127.0.0.1:0'), { host: '127.0.0.1', port: 0 });
@@ -20,4 +20,10 @@ test('anything else is an error naming the input', () => {
     assert.throws(() => parseHostPort(bad, { defaultHost: '0.0.0.0' }), (e: Error) => e.message.includes(`HOST:PORT`) && e.message.includes(`"${bad}"`), bad);
   }
   assert.throws(() => parseHostPort('h:70000'), /HOST:PORT .*"h:70000": the port must be at most 65535/);
+});
+
+test('formatHostPort brackets IPv6 hosts and reads back', () => {
+  assert.equal(formatHostPort('127.0.0.1', 80), '127.0.0.1:80');
+  assert.equal(formatHostPort('::1', 9100), '[::1]:9100');
+  assert.deepEqual(parseHostPort(formatHostPort('fe80::1', 0)), { host: 'fe80::1', port: 0 });
 });

@@ -2,6 +2,7 @@
  * `HOST:PORT` as every listen flag spells it (`127.0.0.1:6443`, `[::1]:6443`, `localhost:0`, `:6443`): one
  * parser for the control plane's and `meshctl init`'s `--listen` and the agent's `--metrics-listen`. An
  * IPv6 address goes in brackets. Which ports and hosts a flag accepts beyond that is the caller's check.
+ * `formatHostPort` writes one back, for URLs.
  */
 
 /** A parsed `HOST:PORT`. */
@@ -31,4 +32,9 @@ export function parseHostPort(text: string, opts: ParseHostPortOptions = {}): Ho
     throw new Error(`expected HOST:PORT such as 127.0.0.1:6443 or [::1]:6443, not "${text}"${why}`);
   }
   return { host, port };
+}
+
+/** `HOST:PORT` for a URL or a message: an IPv6 host (one with a colon) goes in brackets, `[::1]:6443`. */
+export function formatHostPort(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
