@@ -121,14 +121,14 @@ test('agent: a new version converges, removing what the old one owned and leavin
   assert.deepEqual((await status(env, 'declarations', 'a')).results.map((r: { id: string }) => r.id), ['web2/dir', 'web2/conf', 'web2/server']);
 });
 
-test('agent: certificate material by reference fails that resource clearly, and its owner\'s later ones depend on it', async (t) => {
+test('agent: certificate material by reference fails that resource clearly, and what depends on it is skipped', async (t) => {
   const env = await setup(t);
   const agent = agentFor(env, { nodeName: 'a', root: env.root, connection: env.server.config });
   await agent.start();
   await putDeclaration(env.admin, 'a', 1, [
     { id: 'tls/dir', owner: 'tls', kind: 'Directory', spec: { path: '/tls' } },
     { id: 'tls/cert', owner: 'tls', kind: 'File', spec: { path: '/tls/cert.pem', contentFrom: { certificate: 'web', key: 'cert' } } },
-    { id: 'tls/after', owner: 'tls', kind: 'File', spec: { path: '/tls/after', content: 'x' } },
+    { id: 'tls/after', owner: 'tls', kind: 'File', spec: { path: '/tls/after', content: 'x' }, dependsOn: ['tls/cert'] },
     { id: 'other/file', owner: 'other', kind: 'File', spec: { path: '/other', content: 'o' } },
   ]);
   const s = await waitFor(async () => { const st = await status(env, 'declarations', 'a'); return st.results?.[1]?.state === 'Failed' && st; });
@@ -138,6 +138,32 @@ test('agent: certificate material by reference fails that resource clearly, and 
   assert.deepEqual(s.conditions.map((c: { type: string; status: string }) => `${c.type}=${c.status}`), ['Applied=False', 'Ready=False']);
   assert.equal(existsSync(join(env.root, 'tls/cert.pem')), false, 'no empty certificate file is written');
   assert.equal(readFileSync(join(env.root, 'other'), 'utf8'), 'o');
+});
+
+test('agent: dependsOn: a failed dependency skips its dependent (DependencyFailed), an independent sibling applies', async (t) => {
+  const env = await setup(t);
+  const agent = agentFor(env, { nodeName: 'a', root: env.root, connection: env.server.config });
+  await agent.start();
+  await putDeclaration(env.admin, 'a', 1, [
+    { id: 'app/dir', owner: 'app', kind: 'Directory', spec: { path: '/app' } },
+    { id: 'app/conf', owner: 'app', kind: 'File', spec: { path: '/etc/app/conf', content: 'c\n' } },
+    { id: 'app/server', owner: 'app', kind: 'Service', dependsOn: ['app/dir', 'app/conf'],
+      spec: { command: foreverCommand('agent-test-depends'), workingDirectory: '/app' } },
+    { id: 'app/notes', owner: 'app', kind: 'File', dependsOn: ['app/dir'], spec: { path: '/app/notes', content: 'n\n' } },
+  ]);
+  const s = await waitFor(async () => { const st = await status(env, 'declarations', 'a'); return st.results?.[1]?.state === 'Failed' && st; });
+  assert.deepEqual(s.results.map((r: { id: string; state: string }) => `${r.id} ${r.state}`), [
+    'app/dir Applied', 'app/conf Failed', 'app/server DependencyFailed', 'app/notes Applied',
+  ]);
+  assert.match(s.results[1].message, /parent directory \/etc\/app/);
+  assert.equal(s.results[2].message, 'not attempted: it depends on app/conf, which is Failed');
+  assert.equal(servicePid(env.stateDir, 'app/server'), undefined, 'the dependent service was not started');
+  assert.equal(readFileSync(join(env.root, 'app/notes'), 'utf8'), 'n\n', 'the independent sibling of the same owner applied');
+  assert.deepEqual(s.conditions.map((c: { type: string; status: string }) => `${c.type}=${c.status}`), ['Applied=False', 'Ready=False']);
+
+  mkdirSync(join(env.root, 'etc/app'), { recursive: true });
+  await appliedGeneration(env, 1);
+  assert.ok(servicePid(env.stateDir, 'app/server'), 'once its dependency applied, the service runs');
 });
 
 test('agent: later starts need only the state dir, adopt running services; --stop-services-on-exit stops them', async (t) => {

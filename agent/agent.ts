@@ -11,13 +11,13 @@
  */
 import { createClient, type HttpClient } from '../api/client/http-client.ts';
 import type { ClientConfig } from '../api/client/types.ts';
-import type { Declaration } from '../api/v1alpha1/generated/declaration.ts';
+import type { Declaration, DeclaredResource } from '../api/v1alpha1/generated/declaration.ts';
 import pkg from '../package.json' with { type: 'json' };
 import { declaredResources } from './declared-resources.ts';
 import { createProcessSupervisor, type ProcessSupervisorOptions } from './drivers/process-supervisor.ts';
 import { createDriverRegistry } from './drivers/registry.ts';
 import { createEngine } from './engine/reconciler.ts';
-import type { Logger, Resource } from './engine/types.ts';
+import type { Logger } from './engine/types.ts';
 import { resolveIdentity } from './identity.ts';
 import { readAgentBootstrap } from '../api/wire/agent-bootstrap.ts';
 import { importBootstrap, withBootstrap } from './bootstrap.ts';
@@ -175,8 +175,8 @@ export function createAgent(opts: AgentOptions): Agent {
         if (queued && reach.reachable() === true) void sync.reporter.flushOutbox();
       },
     });
-    const memo = new WeakMap<Declaration, Resource[]>();
-    const resources = (d: Declaration): Resource[] => memo.get(d) ?? memo.set(d, declaredResources(d)).get(d)!;
+    const memo = new WeakMap<Declaration, DeclaredResource[]>();
+    const resources = (d: Declaration): DeclaredResource[] => memo.get(d) ?? memo.set(d, declaredResources(d)).get(d)!;
     const loop = createReconcileLoop({
       engine, node, logger: log, intervalMs: opts.reconcileIntervalMs ?? 5000, resources,
       declaration: () => store.declaration()?.object, onRun: (o) => effects.onRun(o),

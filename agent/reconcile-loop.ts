@@ -7,8 +7,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Engine, ReconcileResult } from './engine/reconciler.ts';
-import type { Logger, Resource } from './engine/types.ts';
-import type { Declaration } from '../api/v1alpha1/generated/declaration.ts';
+import type { Logger } from './engine/types.ts';
+import type { Declaration, DeclaredResource } from '../api/v1alpha1/generated/declaration.ts';
 
 /** One finished run: its declaration and either the engine's result or the error it threw. */
 export interface RunOutcome {
@@ -23,8 +23,8 @@ export interface ReconcileLoopOptions {
   engine: Engine;
   /** The stored declaration (read at the start of each run). */
   declaration(): Declaration | undefined;
-  /** Turns the declaration into the engine's resources (defaults, resolved content). */
-  resources(decl: Declaration): Resource[];
+  /** Turns the declaration into the engine's resources (certificate content resolved). */
+  resources(decl: Declaration): DeclaredResource[];
   intervalMs: number;
   logger: Logger;
   node: string;

@@ -15,7 +15,6 @@ import { declaredResources } from '../agent/declared-resources.ts';
 import { createProcessSupervisor } from '../agent/drivers/process-supervisor.ts';
 import { createDriverRegistry } from '../agent/drivers/registry.ts';
 import { createEngine, type Engine, type ReconcileResult } from '../agent/engine/reconciler.ts';
-import type { Resource } from '../agent/engine/types.ts';
 import { openAgentStore, type AgentStore } from '../agent/store/agent-store.ts';
 import { isMain } from './lib/child.ts';
 import { dfLine } from './lib/machine.ts';
@@ -82,7 +81,7 @@ async function measure(dir: string): Promise<Figures> {
   let parts = await assemble(stateDir, root);
   try {
     await parts.store.saveDeclaration(declaration());
-    const resources: Resource[] = declaredResources(parts.store.declaration()!.object);
+    const resources: DeclaredResource[] = declaredResources(parts.store.declaration()!.object);
     const created = await parts.engine.reconcile(resources);
     if (created.counts.Applied !== resources.length) throw new Error(`initial apply: ${JSON.stringify(created.counts)}`);
     const runs: ReconcileResult[] = [];

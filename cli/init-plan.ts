@@ -14,7 +14,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { KubeObject } from '../api/meta/types.ts';
 import { API_VERSION } from '../api/meta/types.ts';
 import { parseHostPort, type HostPort } from '../api/meta/host-port.ts';
-import { MESHCTL_VERSION } from '../api/server/version.ts';
+import { MESHCTL_VERSION } from '../api/server/http/version.ts';
 import {
   CONTROL_PLANE_MODULE, OVERLAY_HUB_MODULE, controlPlaneModule, overlayHubModule, roleAssignment,
 } from '../api/v1alpha1/builtin-modules.ts';

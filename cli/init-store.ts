@@ -8,7 +8,7 @@
  * render it (so the control plane, once up, finds nothing to change), and the node's credential.
  */
 import type { KubeObject } from '../api/meta/types.ts';
-import { createNodeCredentials } from '../api/server/credentials.ts';
+import { createNodeCredentials } from '../api/server/access/credentials.ts';
 import { openStore, type FileStore } from '../api/store/index.ts';
 import type { Assignment, Declaration, Module, Node } from '../api/v1alpha1/generated/index.ts';
 import { declarationToWrite, renderDeclaration } from '../api/v1alpha1/render-declaration.ts';

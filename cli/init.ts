@@ -1,7 +1,7 @@
 /**
  * `meshctl init`: makes this machine the mesh's control-plane node (ADR 0053: declared, never elected).
  * Run once, before any control plane runs here. It creates the CA, the serving certificate and the admin
- * credential (api/server/first-start.ts), seeds the control plane's store (init-store.ts) and hands this
+ * credential (api/server/pki/first-start.ts), seeds the control plane's store (init-store.ts) and hands this
  * node's agent its first Declaration (api/wire/agent-bootstrap.ts): the agent then runs the control plane
  * as a supervised service, like any module (ADR 0002).
  *
@@ -12,10 +12,10 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentBootstrapPath, renderAgentBootstrap } from '../api/wire/agent-bootstrap.ts';
 import { writeFileAtomic } from '../api/meta/atomic-file.ts';
-import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/first-start.ts';
 import { caPin } from '../api/meta/ca-pin.ts';
-import { certInfo } from '../api/server/pki.ts';
-import { serverUrl } from '../api/server/serving-names.ts';
+import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/pki/first-start.ts';
+import { certInfo } from '../api/server/pki/pki.ts';
+import { serverUrl } from '../api/server/pki/serving-names.ts';
 import type { KubeObject } from '../api/meta/types.ts';
 import type { Command, CommandContext } from './command.ts';
 import { CliError, EXIT_OK, UsageError } from './errors.ts';

@@ -13,7 +13,7 @@ interface CommandEntry {
   load: () => Promise<{ command: Command }>;
 }
 
-/** Every command, in the order `meshctl --help` lists them. Later issues add `status`, `token`, `backup`, `logs` here. */
+/** Every command, in the order `meshctl --help` lists them. */
 const COMMANDS: Record<string, CommandEntry> = {
   init: { summary: 'Make this machine the control-plane node of a new mesh (run once, before the control plane)', load: () => import('./init.ts') },
   get: { summary: 'Display one or many resources', load: () => import('./get.ts') },

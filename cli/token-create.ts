@@ -11,7 +11,7 @@ import { caPin } from '../api/meta/ca-pin.ts';
 import { API_VERSION, GROUP, VERSION, type KubeObject } from '../api/meta/types.ts';
 import { CliError } from './errors.ts';
 
-/** The response header carrying a new token (api/server/join-tokens.ts). */
+/** The response header carrying a new token (api/server/access/join-token-lifecycle.ts). */
 const TOKEN_HEADER = 'x-meshctl-join-token';
 
 /** What `token create` made. */

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { caPin } from '../api/meta/ca-pin.ts';
-import { createCA } from '../api/server/pki.ts';
+import { createCA } from '../api/server/pki/pki.ts';
 import { tokenRow } from './token.ts';
 import { renderCreated } from './token-create.ts';
 

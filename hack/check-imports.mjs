@@ -1,4 +1,5 @@
 // Checks the dependency direction: api/ imports none of controllers/, agent/, cli/; those never import each other.
+// Inside api/: api/meta imports nothing else of ours (only itself and packages); api/client never imports api/server.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve, dirname } from 'node:path';
 
@@ -9,6 +10,12 @@ const allowed = {
   agent: ['api', 'agent'],
   cli: ['api', 'cli'],
 };
+/** Folders with a stricter rule than their layer: the only folders of ours they may import, or those they must not. */
+const folderRules = [
+  { dir: 'api/meta', only: ['api/meta'] },
+  { dir: 'api/client', not: ['api/server'] },
+];
+const inside = (path, dir) => path === dir || path.startsWith(dir + '/');
 const bad = [];
 function walk(dir) {
   for (const name of readdirSync(dir)) {
@@ -21,9 +28,18 @@ function check(file) {
   const from = file.split('/')[0];
   const src = readFileSync(file, 'utf8');
   for (const m of src.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
-    const target = relative('.', resolve(dirname(file), m[1])).split('/')[0];
+    const path = relative('.', resolve(dirname(file), m[1]));
+    const target = path.split('/')[0];
     if (layers.includes(target) && !allowed[from].includes(target)) {
       bad.push(`${file}: imports ${m[1]} (${from}/ must not import ${target}/)`);
+    }
+    for (const r of folderRules.filter((r) => inside(file, r.dir))) {
+      const ours = !path.startsWith('..');
+      if (r.only && ours && !r.only.some((d) => inside(path, d))) {
+        bad.push(`${file}: imports ${m[1]} (${r.dir}/ imports only ${r.only.join(', ')}/ of ours, and packages)`);
+      }
+      const denied = r.not?.find((d) => inside(path, d));
+      if (denied) bad.push(`${file}: imports ${m[1]} (${r.dir}/ must not import ${denied}/)`);
     }
   }
 }

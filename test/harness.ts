@@ -13,10 +13,10 @@ import { fileURLToPath } from 'node:url';
 import type { ClientConfig } from '../api/client/types.ts';
 import { loadMeshconfig } from '../api/client/meshconfig.ts';
 import { createApp, type App } from '../api/server/app.ts';
-import { bearerAuthenticator, hashToken, type Authorizer, type Identity } from '../api/server/auth.ts';
-import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/first-start.ts';
+import { bearerAuthenticator, hashToken, type Authorizer, type Identity } from '../api/server/access/auth.ts';
+import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/pki/first-start.ts';
 import { listen } from '../api/server/listen.ts';
-import { meshAccess } from '../api/server/mesh-access.ts';
+import { meshAccess } from '../api/server/access/mesh-access.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import { openStore, type FileStore, type OpenStoreOptions } from '../api/store/index.ts';
 
@@ -37,7 +37,7 @@ export interface StartServerOptions {
   tokens?: Record<string, Identity>;
   authorize?: Authorizer;
   /**
-   * Serve the mesh's access rules as the control plane does (api/server/mesh-access.ts): node credentials
+   * Serve the mesh's access rules as the control plane does (api/server/access/mesh-access.ts): node credentials
    * issued by `POST /join`, the Node authorizer, NodeRestriction, `/cluster-info` and JoinToken creation.
    * `tokens` still work; `authorize` still wins.
    */

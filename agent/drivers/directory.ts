@@ -4,7 +4,8 @@
  */
 import { lstatSync } from 'node:fs';
 import { chmod, mkdir, rmdir } from 'node:fs/promises';
-import type { Change, DirectorySpec, Driver, Observed, RemoveOutcome, ResourceContext } from '../engine/types.ts';
+import type { DirectorySpec } from '../../api/v1alpha1/generated/host-resource.ts';
+import type { Change, Driver, Observed, RemoveOutcome, ResourceContext } from '../engine/types.ts';
 import { errnoCode, formatMode, parseMode, pathKey } from './fs-util.ts';
 import { resolveUnderRoot } from './resolve-under-root.ts';
 

@@ -4,7 +4,7 @@ import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileS
 import { join } from 'node:path';
 import { fileDriver, type FileObserved } from './file.ts';
 import { tempHost } from '../engine/testing.ts';
-import type { FileSpec } from '../engine/types.ts';
+import type { FileSpec } from '../../api/v1alpha1/generated/host-resource.ts';
 
 const rctx = (h: ReturnType<typeof tempHost>) => ({ ...h.ctx, id: 'f', owner: 'x' });
 
@@ -34,7 +34,7 @@ test('File: replaces atomically (new inode, no temp files left) and fixes drift 
   const h = tempHost();
   try {
     const p = join(h.root, 'app.conf');
-    const spec: FileSpec = { path: '/app.conf', content: 'v1\n', mode: 0o600 };
+    const spec: FileSpec = { path: '/app.conf', content: 'v1\n', mode: '0600' };
     const first = await converge(h, spec);
     const ino = statSync(p).ino;
     const v2: FileSpec = { ...spec, content: 'version two\n' };
@@ -67,7 +67,7 @@ test('File: fails clearly when the parent directory is missing or the path escap
     await assert.rejects(fileDriver.apply(spec, rctx(h), await fileDriver.observe(spec, rctx(h))), /parent directory \/missing .*does not exist/);
     symlinkSync(h.dir, join(h.root, 'up'));
     await assert.rejects(fileDriver.observe({ path: '/up/evil', content: 'x' }, rctx(h)), /outside the root/);
-    await assert.rejects(fileDriver.observe({ path: '/c', contentFrom: { certificate: 'web' } }, rctx(h)), /was not resolved/);
+    await assert.rejects(fileDriver.observe({ path: '/c', contentFrom: { certificate: 'web', key: 'cert' } }, rctx(h)), /was not resolved/);
   } finally {
     h.cleanup();
   }

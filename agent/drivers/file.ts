@@ -6,7 +6,8 @@
 import { chmod, readFile, unlink } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { dirname } from 'node:path';
-import type { Change, Driver, FileSpec, Observed, RemoveOutcome } from '../engine/types.ts';
+import type { FileSpec } from '../../api/v1alpha1/generated/host-resource.ts';
+import type { Change, Driver, Observed, RemoveOutcome } from '../engine/types.ts';
 import { fsyncDir, writeFileAtomic } from '../../api/meta/atomic-file.ts';
 import { errnoCode, formatMode, parseMode, pathKey } from './fs-util.ts';
 import { lstatPath } from './directory.ts';

@@ -3,18 +3,21 @@
  * api/meta/atomic-file.ts.
  */
 import { posix } from 'node:path';
-import type { FileMode } from '../engine/types.ts';
 
 /** The errno code of a Node.js file-system error (`ENOENT`, …), or undefined. */
 export function errnoCode(e: unknown): string | undefined {
   return e instanceof Error ? (e as NodeJS.ErrnoException).code : undefined;
 }
 
-/** Parses a declared mode (`0o644`, `"0644"`, `"644"`, `"0o644"`) into permission bits; throws when invalid. */
-export function parseMode(mode: FileMode): number {
-  const n = typeof mode === 'number' ? mode : /^(0o|0)?[0-7]{1,4}$/.test(mode) ? parseInt(mode.replace(/^0o/, ''), 8) : NaN;
-  if (!Number.isInteger(n) || n < 0 || n > 0o7777) throw new Error(`invalid mode ${JSON.stringify(mode)}: expected octal like "0644"`);
-  return n;
+/**
+ * Parses a declared mode into permission bits. It accepts exactly what the schema's `FileMode` allows,
+ * an octal string of three digits with an optional leading 0 (`"0644"`, `"644"`); throws otherwise.
+ */
+export function parseMode(mode: string): number {
+  if (typeof mode !== 'string' || !/^0?[0-7]{3}$/.test(mode)) {
+    throw new Error(`invalid mode ${JSON.stringify(mode)}: expected an octal string such as "0644"`);
+  }
+  return parseInt(mode, 8);
 }
 
 /** Formats permission bits as a 4-digit octal string (`0644`) for messages. */

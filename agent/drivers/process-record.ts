@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { RestartPolicy } from '../engine/types.ts';
+import type { RestartPolicy } from '../../api/v1alpha1/generated/host-resource.ts';
 import { writeFileAtomic } from '../../api/meta/atomic-file.ts';
 import { errnoCode } from './fs-util.ts';
 

@@ -5,7 +5,8 @@
  * that a new agent process ADOPTS a process the previous one started instead of starting a duplicate.
  */
 import type { ChildProcess } from 'node:child_process';
-import type { Clock, RestartPolicy } from '../engine/types.ts';
+import type { RestartPolicy } from '../../api/v1alpha1/generated/host-resource.ts';
+import type { Clock } from '../engine/types.ts';
 import { logPath, rotateLog } from './log-file.ts';
 import { currentBootId, deleteRecord, isSameProcess, readRecord, writeRecord } from './process-record.ts';
 import { spawnService } from './process-spawn.ts';

@@ -3,7 +3,8 @@
  * and the status it reports. Kept apart from the implementation so the driver façade and the agent
  * depend on the shape only.
  */
-import type { Clock, Logger, RestartPolicy } from '../engine/types.ts';
+import type { RestartPolicy } from '../../api/v1alpha1/generated/host-resource.ts';
+import type { Clock, Logger } from '../engine/types.ts';
 
 /** What the supervisor runs for a service: argv, extra environment, working directory, policy. */
 export interface ProcessSpec {

@@ -4,7 +4,8 @@
  * remove = stop). A spec change shows as a different fingerprint and restarts the process.
  */
 import { createHash } from 'node:crypto';
-import type { Driver, Observed, ServiceSpec } from '../engine/types.ts';
+import type { ServiceSpec } from '../../api/v1alpha1/generated/host-resource.ts';
+import type { Driver, Observed } from '../engine/types.ts';
 import type { ProcessPhase, ProcessSupervisor } from './process-types.ts';
 import { resolveUnderRoot } from './resolve-under-root.ts';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createSystemdServiceDriver } from './service-systemd.ts';
 import { quoteExecArg, renderUnit, unitName } from './systemd-unit.ts';
 import { tempHost } from '../engine/testing.ts';
-import type { ServiceSpec } from '../engine/types.ts';
+import type { ServiceSpec } from '../../api/v1alpha1/generated/host-resource.ts';
 
 /** A stand-in for the systemctl binary only: records its arguments, keeps is-active state in files. */
 function systemctlDouble(dir: string): { bin: string; calls(): string[] } {

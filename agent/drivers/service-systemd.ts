@@ -6,7 +6,8 @@
 import { execFile } from 'node:child_process';
 import { mkdir, readFile, unlink } from 'node:fs/promises';
 import { dirname, posix } from 'node:path';
-import type { Change, Driver, Observed, ServiceSpec } from '../engine/types.ts';
+import type { ServiceSpec } from '../../api/v1alpha1/generated/host-resource.ts';
+import type { Change, Driver, Observed } from '../engine/types.ts';
 import { fsyncDir, writeFileAtomic } from '../../api/meta/atomic-file.ts';
 import { errnoCode } from './fs-util.ts';
 import { resolveUnderRoot } from './resolve-under-root.ts';

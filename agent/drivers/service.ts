@@ -1,10 +1,11 @@
 /**
  * The `Service` driver: dispatches on `spec.driver` to the `process` driver (the agent supervises the
- * process) or the `systemd` driver (unit file + systemctl). Applying with one driver first removes
- * whatever the other driver may have running under the same id, so switching drivers never leaves
- * two copies of a service.
+ * process; the schema's default when `driver` is absent) or the `systemd` driver (unit file +
+ * systemctl). Applying with one driver first removes whatever the other driver may have running under
+ * the same id, so switching drivers never leaves two copies of a service.
  */
-import type { Driver, ServiceSpec } from '../engine/types.ts';
+import type { ServiceSpec } from '../../api/v1alpha1/generated/host-resource.ts';
+import type { Driver } from '../engine/types.ts';
 import type { ProcessSupervisor } from './process-types.ts';
 import { createProcessServiceDriver } from './service-process.ts';
 import { createSystemdServiceDriver, type SystemdDriverOptions } from './service-systemd.ts';
@@ -16,12 +17,12 @@ export interface ServiceDriverOptions extends SystemdDriverOptions {
 
 /** Creates the `Service` driver. */
 export function createServiceDriver(opts: ServiceDriverOptions): Driver<ServiceSpec> {
-  const impls: Record<ServiceSpec['driver'], Driver<ServiceSpec>> = {
+  const impls: Record<NonNullable<ServiceSpec['driver']>, Driver<ServiceSpec>> = {
     process: createProcessServiceDriver({ supervisor: opts.supervisor }),
     systemd: createSystemdServiceDriver(opts),
   };
   const pick = (spec: ServiceSpec): Driver<ServiceSpec> => {
-    const impl = impls[spec?.driver];
+    const impl = impls[spec?.driver ?? 'process'];
     if (!impl) throw new Error(`Service spec.driver must be "process" or "systemd", got ${JSON.stringify(spec?.driver)}`);
     return impl;
   };

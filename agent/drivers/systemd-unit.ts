@@ -3,7 +3,7 @@
  * resource id (escaped like systemd-escape), and ExecStart/Environment/WorkingDirectory quoted by the
  * rules of systemd.syntax(7) and systemd.service(5) (C-style escapes in double quotes, `%%`, `$$`).
  */
-import type { RestartPolicy, ServiceSpec } from '../engine/types.ts';
+import type { RestartPolicy, ServiceSpec } from '../../api/v1alpha1/generated/host-resource.ts';
 
 /** The first line of every unit the agent writes; a unit carrying it was written by meshctl. */
 export const UNIT_MARKER = '# Managed by meshctl';

@@ -4,17 +4,19 @@
  * object the agent made but does not own), the applied entry after each create/update, the deletion
  * after each removal.
  *
- * Dependency rule: a declaration is an ordered list, and each resource depends on every resource
- * declared before it BY THE SAME OWNER (the assignment). When one of them does not reach its state
- * (Failed, Conflict, or itself DependencyFailed), every later resource of that owner is not attempted
- * and reports DependencyFailed; other owners go on. Removals run in reverse creation order and follow
- * the same rule among themselves (a failed removal keeps the earlier-created objects of its owner,
- * e.g. the directory a still-running service uses). The removal of a moved resource's old object
- * depends on the new one having been applied.
+ * Dependency rule: a declared resource depends on the resources its `dependsOn` names (declared
+ * earlier; the plan fails a step whose dependency is not). When one of them does not reach its state
+ * (Failed, Conflict, or itself DependencyFailed), it is not attempted and reports DependencyFailed,
+ * naming that dependency; resources that do not depend on it go on, whatever their owner. Removals run
+ * in reverse creation order; the inventory does not record dependencies, so among themselves they keep
+ * a conservative rule: a failed removal keeps the earlier-created objects of its owner (e.g. the
+ * directory a still-running service uses). The removal of a moved resource's old object depends on the
+ * new one having been applied.
  */
+import type { DeclaredResource } from '../../api/v1alpha1/generated/declaration.ts';
 import type { RetryTracker } from './retry.ts';
 import type {
-  Driver, DriverContext, DriverRegistry, InventoryEntry, Observed, Resource, ResourceResult, ResultState, Step,
+  Driver, DriverContext, DriverRegistry, InventoryEntry, Observed, ResourceResult, ResultState, Step,
 } from './types.ts';
 
 /** Access to the inventory: reads, and writes that resolve once durable. */
@@ -27,7 +29,7 @@ export interface InventoryHooks {
 /** What `applyPlan` needs. `observed` is what the plan was made from. */
 export interface ApplyInput {
   steps: readonly Step[];
-  desired: readonly Resource[];
+  desired: readonly DeclaredResource[];
   drivers: DriverRegistry;
   ctx: DriverContext;
   observed: ReadonlyMap<string, Observed>;
@@ -39,11 +41,12 @@ export interface ApplyInput {
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 const now = (ctx: DriverContext): string => new Date(ctx.clock?.now() ?? Date.now()).toISOString();
 
-/** Who blocks whom while a plan runs: owner → first resource of it that did not reach its state. */
+/** Who blocks whom while a plan runs. */
 interface Blocks {
-  declared: Map<string, string>;
+  /** Declared id → the state it reached, for those that did not reach Applied. */
+  notApplied: Map<string, ResultState>;
+  /** Owner → the first removal of it that failed. */
   removals: Map<string, string>;
-  notApplied: Set<string>;
 }
 
 type Report = (state: ResultState, msg?: string) => ResourceResult;
@@ -51,36 +54,34 @@ type Report = (state: ResultState, msg?: string) => ResourceResult;
 /** Applies `steps` in order and returns one result per step (see the module comment for the rules). */
 export async function applyPlan(input: ApplyInput): Promise<ResourceResult[]> {
   const desired = new Map(input.desired.map((r) => [r.id, r]));
-  const blocks: Blocks = { declared: new Map(), removals: new Map(), notApplied: new Set() };
+  const blocks: Blocks = { notApplied: new Map(), removals: new Map() };
   const results: ResourceResult[] = [];
   for (const step of input.steps) {
     const report: Report = (state, msg) => ({
       id: step.id, kind: step.kind, owner: step.owner, action: step.action, state, ...(msg !== undefined ? { message: msg } : {}),
     });
-    results.push(step.action === 'remove' ? await removal(input, step, blocks, report) : await declared(input, desired, step, blocks, report));
+    if (step.action === 'remove') {
+      results.push(await removal(input, step, blocks, report));
+      continue;
+    }
+    const result = await declared(input, desired, step, blocks, report);
+    if (result.state !== 'Applied') blocks.notApplied.set(step.id, result.state);
+    results.push(result);
   }
   return results;
 }
 
-async function declared(input: ApplyInput, desired: Map<string, Resource>, step: Step, blocks: Blocks, report: Report): Promise<ResourceResult> {
-  const fail = (): void => {
-    if (!blocks.declared.has(step.owner)) blocks.declared.set(step.owner, step.id);
-    blocks.notApplied.add(step.id);
-  };
-  const blocker = blocks.declared.get(step.owner);
+async function declared(input: ApplyInput, desired: Map<string, DeclaredResource>, step: Step, blocks: Blocks, report: Report): Promise<ResourceResult> {
+  const blocker = step.dependsOn?.find((d) => blocks.notApplied.has(d));
   if (blocker !== undefined) {
-    blocks.notApplied.add(step.id);
-    return report('DependencyFailed', `not attempted: ${blocker}, declared earlier by the same owner, did not apply`);
+    return report('DependencyFailed', `not attempted: it depends on ${blocker}, which is ${blocks.notApplied.get(blocker)}`);
   }
   if (step.action === 'noop') {
     input.retry?.succeeded(step.id);
     return report('Applied');
   }
-  if (step.action === 'conflict') {
-    fail();
-    return report('Conflict', step.message);
-  }
-  return attempt(input, step, step.id, () => applyOne(input, desired, step), report, fail);
+  if (step.action === 'conflict') return report('Conflict', step.message);
+  return attempt(input, step, step.id, () => applyOne(input, desired, step), report);
 }
 
 async function removal(input: ApplyInput, step: Step, blocks: Blocks, report: Report): Promise<ResourceResult> {
@@ -92,11 +93,11 @@ async function removal(input: ApplyInput, step: Step, blocks: Blocks, report: Re
 
 async function attempt(
   input: ApplyInput, step: Step, retryKey: string, run: () => Promise<ResultState | [ResultState, string]>,
-  report: Report, onFail: () => void,
+  report: Report, onFail?: () => void,
 ): Promise<ResourceResult> {
   const waiting = input.retry?.waiting(retryKey);
   if (waiting !== undefined) {
-    onFail();
+    onFail?.();
     return report('Failed', waiting);
   }
   try {
@@ -105,7 +106,7 @@ async function attempt(
     return typeof out === 'string' ? report(out) : report(...out);
   } catch (e) {
     input.retry?.failed(retryKey, message(e));
-    onFail();
+    onFail?.();
     input.ctx.logger.error(`Failed to ${step.action} ${step.kind}`, { id: step.id, owner: step.owner, error: message(e) });
     return report('Failed', message(e));
   }
@@ -118,7 +119,7 @@ function driverFor(input: ApplyInput, step: Step): Driver {
   return driver;
 }
 
-async function applyOne(input: ApplyInput, desired: Map<string, Resource>, step: Step): Promise<ResultState> {
+async function applyOne(input: ApplyInput, desired: Map<string, DeclaredResource>, step: Step): Promise<ResultState> {
   const { inventory, ctx } = input;
   const r = desired.get(step.id);
   if (!r) throw new Error(`resource ${step.id} is not in the declaration`);
@@ -148,7 +149,7 @@ async function applyOne(input: ApplyInput, desired: Map<string, Resource>, step:
 }
 
 /** After a failed create: drop the intent when nothing was created, so the path is never claimed later. */
-async function forgetIfAbsent(input: ApplyInput, driver: Driver, r: Resource): Promise<void> {
+async function forgetIfAbsent(input: ApplyInput, driver: Driver, r: DeclaredResource): Promise<void> {
   try {
     const seen = await driver.observe(r.spec, { ...input.ctx, id: r.id, owner: r.owner });
     if (!seen.exists) await input.inventory.delete(r.id);

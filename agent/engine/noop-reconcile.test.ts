@@ -4,11 +4,12 @@ import { createEngine } from './reconciler.ts';
 import { directoryDriver } from '../drivers/directory.ts';
 import { fileDriver } from '../drivers/file.ts';
 import { memoryInventoryStore, tempHost } from './testing.ts';
-import type { DriverRegistry, Resource } from './types.ts';
+import type { DeclaredResource } from '../../api/v1alpha1/generated/declaration.ts';
+import type { DriverRegistry } from './types.ts';
 
 /** 100 directories with 9 files each: 1,000 owned resources across 100 owners. */
-function declaration(): Resource[] {
-  const out: Resource[] = [];
+function declaration(): DeclaredResource[] {
+  const out: DeclaredResource[] = [];
   for (let d = 0; d < 100; d++) {
     const owner = `module-${d}@v1`;
     out.push({ id: `m${d}/dir`, owner, kind: 'Directory', spec: { path: `/srv/m${d}`, mode: '0755' } });

@@ -3,11 +3,12 @@
  * handing each driver its last recorded observation (for fast paths). A resource that cannot be
  * observed gets `{ exists: false, error }`, which the plan turns into a failing step.
  */
-import type { DriverContext, DriverRegistry, InventoryEntry, Observed, Resource } from './types.ts';
+import type { DeclaredResource } from '../../api/v1alpha1/generated/declaration.ts';
+import type { DriverContext, DriverRegistry, InventoryEntry, Observed } from './types.ts';
 
 /** What `observeAll` reads. */
 export interface ObserveInput {
-  resources: readonly Resource[];
+  resources: readonly DeclaredResource[];
   drivers: DriverRegistry;
   ctx: DriverContext;
   inventory: { get(id: string): InventoryEntry | undefined };
@@ -30,7 +31,7 @@ export async function observeAll(input: ObserveInput): Promise<Map<string, Obser
   return out;
 }
 
-async function observeOne(input: ObserveInput, r: Resource): Promise<Observed> {
+async function observeOne(input: ObserveInput, r: DeclaredResource): Promise<Observed> {
   const driver = input.drivers[r.kind];
   if (!driver) return { exists: false, error: `no driver for kind ${r.kind}` };
   const e = input.inventory.get(r.id);

@@ -4,13 +4,14 @@ import { createHash } from 'node:crypto';
 import { plan } from './plan.ts';
 import { directoryDriver } from '../drivers/directory.ts';
 import { fileDriver } from '../drivers/file.ts';
-import type { DriverRegistry, InventoryEntry, Observed, Resource, Step } from './types.ts';
+import type { DeclaredResource } from '../../api/v1alpha1/generated/declaration.ts';
+import type { DriverRegistry, InventoryEntry, Observed, Step } from './types.ts';
 
 const drivers: DriverRegistry = { Directory: directoryDriver, File: fileDriver };
 const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
-const file = (id: string, path: string, content = 'x', owner = 'x@v1'): Resource => ({ id, owner, kind: 'File', spec: { path, content } });
-const dir = (id: string, path: string, owner = 'x@v1'): Resource => ({ id, owner, kind: 'Directory', spec: { path } });
-const owned = (r: Resource, extra: Partial<InventoryEntry> = {}): InventoryEntry => ({ ...r, appliedAt: '2026-01-01T00:00:00Z', ...extra });
+const file = (id: string, path: string, content = 'x', owner = 'x@v1'): DeclaredResource => ({ id, owner, kind: 'File', spec: { path, content } });
+const dir = (id: string, path: string, owner = 'x@v1'): DeclaredResource => ({ id, owner, kind: 'Directory', spec: { path } });
+const owned = (r: DeclaredResource, extra: Partial<InventoryEntry> = {}): InventoryEntry => ({ ...r, appliedAt: '2026-01-01T00:00:00Z', ...extra });
 const fileThere = (content: string): Observed => ({ exists: true, type: 'file', mode: 0o644, sha256: sha(content) });
 const dirThere: Observed = { exists: true, type: 'directory', mode: 0o755 };
 const absent: Observed = { exists: false };
@@ -87,7 +88,7 @@ test('plan: a pending (unconfirmed) creation is owned; unknown kinds and kind ch
   const f = file('f', '/f');
   const pending = plan({ desired: [f], inventory: [owned(f, { pending: true })], observed: new Map([['f', fileThere('x')]]), drivers });
   assert.deepEqual(brief(pending), ['update f']);
-  const wg: Resource = { id: 'wg', owner: 'o', kind: 'WireGuard', spec: {} };
+  const wg: DeclaredResource = { id: 'wg', owner: 'o', kind: 'WireGuard', spec: { interface: 'wg0', address: '100.64.0.2/10' } };
   const [s] = plan({ desired: [wg], inventory: [], observed: new Map([['wg', { exists: false, error: 'no driver for kind WireGuard' }]]), drivers });
   assert.equal(s?.action, 'create');
   assert.match(s?.error ?? '', /no driver for kind WireGuard/);
@@ -99,4 +100,25 @@ test('plan: an owner change alone is an update that records the new owner', () =
   const f = file('f', '/f');
   const steps = plan({ desired: [{ ...f, owner: 'y@v1' }], inventory: [owned(f)], observed: new Map([['f', fileThere('x')]]), drivers });
   assert.deepEqual(steps[0]?.changes?.map((c) => c.field), ['owner']);
+});
+
+test('plan: a step carries its dependsOn; a dependency not declared before it fails the step without applying', () => {
+  const d = dir('d', '/d');
+  const f = { ...file('f', '/d/f'), dependsOn: ['d'] };
+  const ahead = { ...file('ahead', '/d/a'), dependsOn: ['later'] };
+  const ghost = { ...file('ghost', '/d/g'), dependsOn: ['d', 'nope'] };
+  const later = file('later', '/d/l');
+  const steps = plan({
+    desired: [d, f, ahead, ghost, later],
+    inventory: [],
+    observed: new Map(['d', 'f', 'ahead', 'ghost', 'later'].map((id) => [id, absent])),
+    drivers,
+  });
+  assert.deepEqual(steps.map((s) => [s.id, s.action, s.dependsOn, s.error]), [
+    ['d', 'create', undefined, undefined],
+    ['f', 'create', ['d'], undefined],
+    ['ahead', 'create', ['later'], 'depends on later, which is not declared before it (a dependency must come earlier in the list)'],
+    ['ghost', 'create', ['d', 'nope'], 'depends on nope, which is not declared'],
+    ['later', 'create', undefined, undefined],
+  ]);
 });

@@ -2,13 +2,16 @@
  * The planner: a PURE function of the desired resources, the owned inventory and the observed world
  * that says what applying would do (it also serves dry-run). Declared resources come first, in
  * declaration order; then removals of owned objects no longer declared, in reverse creation order.
- * Nothing is planned against an object the inventory does not own: that is a `conflict`.
+ * Nothing is planned against an object the inventory does not own: that is a `conflict`. A declared
+ * step carries its `dependsOn` for the apply to honour; a dependency that is not declared earlier in
+ * the list (admission refuses it, but a store may predate that) makes the step fail without applying.
  */
-import type { Change, DriverRegistry, InventoryEntry, Observed, Resource, Step } from './types.ts';
+import type { DeclaredResource } from '../../api/v1alpha1/generated/declaration.ts';
+import type { Change, DriverRegistry, InventoryEntry, Observed, Step } from './types.ts';
 
 /** What the planner reads. `observed` holds one observation per declared resource id. */
 export interface PlanInput {
-  desired: readonly Resource[];
+  desired: readonly DeclaredResource[];
   inventory: readonly InventoryEntry[];
   observed: ReadonlyMap<string, Observed>;
   drivers: DriverRegistry;
@@ -23,9 +26,11 @@ interface Scratch {
   seen: Set<string>;
   /** Old id → the declared id that took over its world object. */
   taken: Map<string, string>;
+  /** Declared id → its place in the list (first occurrence). */
+  position: Map<string, number>;
 }
 
-function keyOf(drivers: DriverRegistry, e: { kind: Resource['kind']; spec: object; id: string }): string | undefined {
+function keyOf(drivers: DriverRegistry, e: { kind: DeclaredResource['kind']; spec: object; id: string }): string | undefined {
   try {
     return drivers[e.kind]?.key(e.spec, e.id);
   } catch {
@@ -38,20 +43,24 @@ const message = (e: unknown): string => (e instanceof Error ? e.message : String
 /** Plans `desired` against the inventory and the observed world (see the module comment). */
 export function plan(input: PlanInput): Step[] {
   const desiredIds = new Set(input.desired.map((r) => r.id));
+  const position = new Map<string, number>();
+  input.desired.forEach((r, i) => {
+    if (!position.has(r.id)) position.set(r.id, i);
+  });
   const s: Scratch = {
     input, owned: new Map(input.inventory.map((e) => [e.id, e])), leftByKey: new Map(),
-    claimed: new Map(), seen: new Set(), taken: new Map(),
+    claimed: new Map(), seen: new Set(), taken: new Map(), position,
   };
   for (const e of input.inventory) {
     const key = desiredIds.has(e.id) ? undefined : keyOf(input.drivers, e);
     if (key !== undefined) s.leftByKey.set(key, e);
   }
-  const steps = input.desired.map((r) => stepFor(s, r));
+  const steps = input.desired.map((r, i) => stepFor(s, r, i));
   return [...steps, ...removals(s, desiredIds, steps)];
 }
 
-function stepFor(s: Scratch, r: Resource): Step {
-  const base = { id: r.id, kind: r.kind, owner: r.owner };
+function stepFor(s: Scratch, r: DeclaredResource, at: number): Step {
+  const base = { id: r.id, kind: r.kind, owner: r.owner, ...(r.dependsOn?.length ? { dependsOn: r.dependsOn } : {}) };
   const conflict = (msg: string): Step => ({ ...base, action: 'conflict', message: msg });
   if (s.seen.has(r.id)) return conflict(`resource id ${r.id} is declared more than once`);
   s.seen.add(r.id);
@@ -65,6 +74,8 @@ function stepFor(s: Scratch, r: Resource): Step {
   const other = s.claimed.get(key);
   if (other !== undefined) return conflict(`${key} is already declared by resource ${other}`);
   s.claimed.set(key, r.id);
+  const badDependency = dependencyError(s, r, at);
+  if (badDependency !== undefined) return failing(badDependency);
   const obs = s.input.observed.get(r.id);
   if (!obs || obs.error !== undefined) return failing(obs?.error ?? 'not observed');
   let changes: Change[];
@@ -88,8 +99,18 @@ function stepFor(s: Scratch, r: Resource): Step {
   return { ...base, action: 'update', changes: all, ...(entry && entry.id !== r.id ? { replaces: entry.id } : {}) };
 }
 
+/** Why `r`'s dependsOn cannot be honoured: a dependency that is not declared before it. */
+function dependencyError(s: Scratch, r: DeclaredResource, at: number): string | undefined {
+  for (const d of r.dependsOn ?? []) {
+    const where = s.position.get(d);
+    if (where === undefined) return `depends on ${d}, which is not declared`;
+    if (where >= at) return `depends on ${d}, which is not declared before it (a dependency must come earlier in the list)`;
+  }
+  return undefined;
+}
+
 /** Changes that concern ownership rather than the world: owner, unconfirmed creation, adoption, moves. */
-function bookkeeping(r: Resource, entry: InventoryEntry | undefined, moved: boolean, key: string, exists: boolean): Change[] {
+function bookkeeping(r: DeclaredResource, entry: InventoryEntry | undefined, moved: boolean, key: string, exists: boolean): Change[] {
   if (!entry) return [{ field: 'inventory', message: `${key} exists and was made by this agent: recorded as owned` }];
   const out: Change[] = [];
   if (entry.id !== r.id) out.push({ field: 'id', message: `takes over ${key} from resource ${entry.id}` });

@@ -7,7 +7,8 @@ import { createDriverRegistry } from '../drivers/registry.ts';
 import { createProcessSupervisor } from '../drivers/process-supervisor.ts';
 import { procArgv } from '../drivers/process-record.ts';
 import { memoryInventoryStore, memoryLogger, tempHost } from './testing.ts';
-import type { Clock, Resource } from './types.ts';
+import type { DeclaredResource } from '../../api/v1alpha1/generated/declaration.ts';
+import type { Clock } from './types.ts';
 
 const forever = (tag: string): string[] => [process.execPath, '-e', `/* ${tag} */ setInterval(()=>{},1e9)`];
 const running = (pid: unknown): boolean => typeof pid === 'number' && (procArgv(pid) ?? []).length > 0;
@@ -27,7 +28,7 @@ function setup(clock?: Clock) {
   return { h, store, supervisor, drivers, engine, pidOf, cleanup };
 }
 
-const moduleV1: Resource[] = [
+const moduleV1: DeclaredResource[] = [
   { id: 'x/app-dir', owner: 'x@v1', kind: 'Directory', spec: { path: '/srv/app', mode: '0755' } },
   { id: 'x/config', owner: 'x@v1', kind: 'File', spec: { path: '/srv/app/config', content: 'greeting=hello\n', mode: '0640' } },
   { id: 'x/server', owner: 'x@v1', kind: 'Service', spec: { driver: 'process', command: forever('v1'), workingDirectory: '/srv/app' } },
@@ -61,7 +62,7 @@ test('engine: a new module version removes the old resources in reverse order an
     await t.engine.reconcile(moduleV1);
     const oldPid = await t.pidOf('x/server');
     writeFileSync(join(t.h.root, 'srv/app/notes.txt'), 'written by a person');
-    const moduleV2: Resource[] = [
+    const moduleV2: DeclaredResource[] = [
       { id: 'x/v2/dir', owner: 'x@v2', kind: 'Directory', spec: { path: '/srv/app2' } },
       { id: 'x/v2/config', owner: 'x@v2', kind: 'File', spec: { path: '/srv/app2/config', content: 'greeting=hi\n' } },
       { id: 'x/v2/server', owner: 'x@v2', kind: 'Service', spec: { driver: 'process', command: forever('v2'), workingDirectory: '/srv/app2' } },
@@ -87,21 +88,21 @@ test('engine: a new module version removes the old resources in reverse order an
   }
 });
 
-test('engine: a failing resource fails its later same-owner resources, other owners go on, and it backs off', async () => {
+test('engine: a failing resource fails the resources that depend on it, other owners go on, and it backs off', async () => {
   let now = 1_000_000;
   const clock: Clock = { now: () => now, setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) };
   const t = setup(clock);
   try {
-    const decl: Resource[] = [
+    const decl: DeclaredResource[] = [
       { id: 'a/dir', owner: 'a', kind: 'Directory', spec: { path: '/a' } },
       { id: 'b/file', owner: 'b', kind: 'File', spec: { path: '/b.txt', content: 'b' } },
       { id: 'a/broken', owner: 'a', kind: 'File', spec: { path: '/missing/x', content: 'x' } },
-      { id: 'a/after', owner: 'a', kind: 'File', spec: { path: '/a/after', content: 'y' } },
-      { id: 'c/wg', owner: 'c', kind: 'WireGuard', spec: { interface: 'wg0' } },
-      { id: 'c/file', owner: 'c', kind: 'File', spec: { path: '/c.txt', content: 'c' } },
+      { id: 'a/after', owner: 'a', kind: 'File', spec: { path: '/a/after', content: 'y' }, dependsOn: ['a/broken'] },
+      { id: 'c/wg', owner: 'c', kind: 'WireGuard', spec: { interface: 'wg0', address: '100.64.0.2/10' } },
+      { id: 'c/file', owner: 'c', kind: 'File', spec: { path: '/c.txt', content: 'c' }, dependsOn: ['c/wg'] },
     ];
     writeFileSync(join(t.h.root, 'b.txt'), 'someone else\'s');
-    const r = await t.engine.reconcile([...decl, { id: 'b/later', owner: 'b', kind: 'File', spec: { path: '/b2.txt', content: 'b2' } }]);
+    const r = await t.engine.reconcile([...decl, { id: 'b/later', owner: 'b', kind: 'File', spec: { path: '/b2.txt', content: 'b2' }, dependsOn: ['b/file'] }]);
     assert.deepEqual(r.results.map((x) => `${x.id} ${x.state}`), [
       'a/dir Applied', 'b/file Conflict', 'a/broken Failed', 'a/after DependencyFailed', 'c/wg Failed', 'c/file DependencyFailed', 'b/later DependencyFailed',
     ]);
@@ -118,6 +119,37 @@ test('engine: a failing resource fails its later same-owner resources, other own
     mkdirSync(join(t.h.root, 'missing'));
     const later = await t.engine.reconcile(decl);
     assert.deepEqual(later.results.slice(2, 4).map((x) => x.state), ['Applied', 'Applied'], 'retried after the backoff, then its dependents ran');
+  } finally {
+    await t.cleanup();
+  }
+});
+
+test('engine: dependsOn decides who is skipped: dependents of a failure (transitively), not independent siblings', async () => {
+  const t = setup();
+  try {
+    const file = (id: string, path: string, dependsOn?: string[]): DeclaredResource =>
+      ({ id: `a/${id}`, owner: 'a', kind: 'File', spec: { path, content: id }, ...(dependsOn ? { dependsOn: dependsOn.map((d) => `a/${d}`) } : {}) });
+    const r = await t.engine.reconcile([
+      { id: 'a/dir', owner: 'a', kind: 'Directory', spec: { path: '/a' } },
+      file('broken', '/missing/x'),
+      file('needs-broken', '/a/n', ['dir', 'broken']),
+      file('needs-needs', '/a/nn', ['needs-broken']),
+      file('sibling', '/a/s'),
+      file('needs-dir', '/a/d', ['dir']),
+      file('undeclared', '/a/u', ['nope']),
+      file('forward', '/a/f', ['last']),
+      file('last', '/a/l'),
+    ]);
+    assert.deepEqual(r.results.map((x) => `${x.id} ${x.state}`), [
+      'a/dir Applied', 'a/broken Failed', 'a/needs-broken DependencyFailed', 'a/needs-needs DependencyFailed',
+      'a/sibling Applied', 'a/needs-dir Applied', 'a/undeclared Failed', 'a/forward Failed', 'a/last Applied',
+    ]);
+    assert.equal(r.results[2]?.message, 'not attempted: it depends on a/broken, which is Failed');
+    assert.equal(r.results[3]?.message, 'not attempted: it depends on a/needs-broken, which is DependencyFailed');
+    assert.equal(r.results[6]?.message, 'depends on a/nope, which is not declared');
+    assert.match(r.results[7]?.message ?? '', /^depends on a\/last, which is not declared before it/);
+    assert.deepEqual(['n', 'nn', 'u', 'f'].filter((f) => existsSync(join(t.h.root, 'a', f))), [], 'skipped and failed ones wrote nothing');
+    assert.deepEqual(['s', 'd', 'l'].map((f) => readFileSync(join(t.h.root, 'a', f), 'utf8')), ['sibling', 'needs-dir', 'last']);
   } finally {
     await t.cleanup();
   }
@@ -150,7 +182,7 @@ test('engine: a spec change of a process service restarts it with the new comman
   try {
     await t.engine.reconcile(moduleV1);
     const pid = await t.pidOf('x/server');
-    const changed = moduleV1.map((r) => (r.id === 'x/server' ? { ...r, spec: { ...r.spec, command: forever('v1-patched') } } : r));
+    const changed = moduleV1.map((r) => (r.id === 'x/server' && r.kind === 'Service' ? { ...r, spec: { ...r.spec, command: forever('v1-patched') } } : r));
     const res = await t.engine.reconcile(changed);
     assert.deepEqual(res.steps.map((s) => s.action), ['noop', 'noop', 'update']);
     const next = await t.pidOf('x/server');
@@ -165,8 +197,8 @@ test('engine: a spec change of a process service restarts it with the new comman
 test('engine: a resource that moves path replaces its old object; a new id at an owned path takes it over', async () => {
   const t = setup();
   try {
-    const dir: Resource = { id: 'x/dir', owner: 'x@v1', kind: 'Directory', spec: { path: '/srv' } };
-    const conf = (path: string, id = 'x/conf'): Resource => ({ id, owner: 'x@v1', kind: 'File', spec: { path, content: 'c\n' } });
+    const dir: DeclaredResource = { id: 'x/dir', owner: 'x@v1', kind: 'Directory', spec: { path: '/srv' } };
+    const conf = (path: string, id = 'x/conf'): DeclaredResource => ({ id, owner: 'x@v1', kind: 'File', spec: { path, content: 'c\n' } });
     await t.engine.reconcile([dir, conf('/srv/v1.conf')]);
     const moved = await t.engine.reconcile([dir, conf('/srv/v2.conf')]);
     assert.deepEqual(moved.results.map((r) => `${r.action} ${r.id} ${r.state}`), ['noop x/dir Applied', 'update x/conf Applied', 'remove x/conf Removed']);

@@ -10,7 +10,8 @@ import { createInventory, type Inventory, type InventoryChange } from './invento
 import { observeAll } from './observe.ts';
 import { plan } from './plan.ts';
 import { createRetryTracker, type RetryOptions } from './retry.ts';
-import type { Clock, DriverContext, DriverRegistry, InventoryEntry, Resource, ResourceResult, ResultState, Step } from './types.ts';
+import type { DeclaredResource } from '../../api/v1alpha1/generated/declaration.ts';
+import type { Clock, DriverContext, DriverRegistry, InventoryEntry, ResourceResult, ResultState, Step } from './types.ts';
 
 export type { InventoryChange } from './inventory.ts';
 
@@ -43,9 +44,9 @@ export interface ReconcileResult {
 /** The host-applying engine. */
 export interface Engine {
   /** Observes and plans without changing anything (dry-run). */
-  plan(resources: readonly Resource[]): Promise<Step[]>;
+  plan(resources: readonly DeclaredResource[]): Promise<Step[]>;
   /** Observes, plans and applies; reconciles never overlap (a second call waits for the first). */
-  reconcile(resources: readonly Resource[]): Promise<ReconcileResult>;
+  reconcile(resources: readonly DeclaredResource[]): Promise<ReconcileResult>;
   /** The owned inventory, in creation order. */
   inventory(): Promise<readonly InventoryEntry[]>;
 }
@@ -66,10 +67,10 @@ export function createEngine(opts: EngineOptions): Engine {
     return run;
   };
   const load = async (): Promise<Inventory> => (inv ??= createInventory(await opts.loadInventory()));
-  const observe = (resources: readonly Resource[], inventory: Inventory) =>
+  const observe = (resources: readonly DeclaredResource[], inventory: Inventory) =>
     observeAll({ resources, drivers: opts.drivers, ctx, inventory, concurrency: opts.observeConcurrency });
 
-  async function reconcile(resources: readonly Resource[]): Promise<ReconcileResult> {
+  async function reconcile(resources: readonly DeclaredResource[]): Promise<ReconcileResult> {
     const t0 = performance.now();
     const startedAt = new Date(clock.now()).toISOString();
     const inventory = await load();

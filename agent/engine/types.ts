@@ -1,52 +1,11 @@
 /**
- * The shapes the host-applying engine and its drivers share: declared resources, drivers, observations,
- * plan steps, inventory entries and per-resource results. Structurally compatible with the
- * `Declaration` schema's `spec.resources` items (the lead swaps in the generated types later).
+ * The shapes the host-applying engine and its drivers share: drivers, observations, plan steps,
+ * inventory entries and per-resource results. Declared resources and their specs are not here: they
+ * are the types generated from the schemas (`DeclaredResource`, `DirectorySpec`, `FileSpec`,
+ * `ServiceSpec`, … in api/v1alpha1/generated/), which admission validates against.
  */
-
-/** The host resource kinds a declaration may hold. */
-export type ResourceKind = 'Directory' | 'File' | 'Service' | 'WireGuard';
-
-/** One entry of a declaration's ordered `spec.resources`: a host resource owned by an assignment. */
-export interface Resource {
-  id: string;
-  owner: string;
-  kind: ResourceKind;
-  spec: object;
-}
-
-/** A file mode: a number (`0o644`) or an octal string (`"0644"`, `"644"`). */
-export type FileMode = number | string;
-
-/** Spec of a `Directory`: created with `mkdir -p`, removed only when empty. */
-export interface DirectorySpec {
-  path: string;
-  mode?: FileMode;
-}
-
-/** Where a `File`'s content comes from when not inline (e.g. certificate material); resolved by the agent. */
-export type ContentSource = Record<string, unknown>;
-
-/** Spec of a `File`: utf8 content and mode, replaced atomically. */
-export interface FileSpec {
-  path: string;
-  content?: string;
-  contentFrom?: ContentSource;
-  mode?: FileMode;
-}
-
-/** When a supervised service is started again after it exited. */
-export type RestartPolicy = 'always' | 'on-failure' | 'never';
-
-/** Spec of a `Service`: a long-running process, supervised by the agent or by systemd. */
-export interface ServiceSpec {
-  driver: 'process' | 'systemd';
-  command: string[];
-  env?: Record<string, string>;
-  workingDirectory?: string;
-  restart?: RestartPolicy;
-}
-
+import type { ResourceResult as StatusResult } from '../../api/v1alpha1/generated/declaration.ts';
+import type { HostResourceId, HostResourceKind, HostResourceSpec } from '../../api/v1alpha1/generated/host-resource.ts';
 import type { Logger } from '../../api/meta/logger.ts';
 
 /** The structured logger every process shares. */
@@ -106,7 +65,7 @@ export interface RemoveOutcome {
  * Drivers never retry; the engine does.
  */
 export interface Driver<S = unknown, O extends Observed = Observed> {
-  readonly kind: ResourceKind;
+  readonly kind: HostResourceKind;
   /** The resource's identity in the world (e.g. `path:/etc/x`); two declared resources may not share one. */
   key(spec: S, id: string): string;
   /** Reads the world. `last` is the observation recorded after the last apply (for fast paths). */
@@ -122,14 +81,14 @@ export interface Driver<S = unknown, O extends Observed = Observed> {
 }
 
 /** The drivers the engine may use, by kind (an explicit map; nothing registers itself). */
-export type DriverRegistry = Partial<Record<ResourceKind, Driver>>;
+export type DriverRegistry = Partial<Record<HostResourceKind, Driver>>;
 
 /** One resource the agent created and owns, as last applied. Inventory order is creation order. */
 export interface InventoryEntry {
   id: string;
-  kind: ResourceKind;
+  kind: HostResourceKind;
   owner: string;
-  spec: object;
+  spec: HostResourceSpec;
   /** RFC 3339 time of the last successful apply (or of the intent, while `pending`). */
   appliedAt: string;
   /** The observation right after the last successful apply. */
@@ -137,7 +96,7 @@ export interface InventoryEntry {
   /** Recorded before a create: the agent may have created it, so it is owned, but it is unconfirmed. */
   pending?: boolean;
   /** Earlier specs of this id at another world key (e.g. the file moved): still to be removed. */
-  superseded?: object[];
+  superseded?: HostResourceSpec[];
 }
 
 /** What the plan does with one resource. */
@@ -147,28 +106,33 @@ export type StepAction = 'create' | 'update' | 'noop' | 'remove' | 'conflict';
 export interface Step {
   action: StepAction;
   id: string;
-  kind: ResourceKind;
+  kind: HostResourceKind;
   owner: string;
+  /** Declared steps: the ids it waits for (its `dependsOn`); it is skipped when one of them does not apply. */
+  dependsOn?: HostResourceId[];
   changes?: Change[];
   /** Why (conflicts), or why it will fail (not observable, no driver). */
   message?: string;
   /** create/update: the inventory id of the same world object under an old id (ownership moves here). */
   replaces?: string;
   /** remove: the spec as applied, i.e. what to remove. */
-  spec?: object;
+  spec?: HostResourceSpec;
   /** remove: `spec` is an earlier spec of a still-declared id that moved to another path. */
   superseded?: boolean;
   /** Applying must fail with this message without calling the driver. */
   error?: string;
 }
 
-/** The outcome for one resource. `Retained`: removal left it in place on purpose (it stays owned). */
-export type ResultState = 'Applied' | 'Failed' | 'DependencyFailed' | 'Conflict' | 'Removed' | 'Retained';
+/**
+ * The outcome for one resource: a state of the Declaration status (but `Pending`), or one of a removal.
+ * `Retained`: removal left it in place on purpose (it stays owned).
+ */
+export type ResultState = Exclude<StatusResult['state'], 'Pending'> | 'Removed' | 'Retained';
 
 /** The per-resource result of applying a plan. */
 export interface ResourceResult {
   id: string;
-  kind: ResourceKind;
+  kind: HostResourceKind;
   owner: string;
   action: StepAction;
   state: ResultState;

@@ -7,7 +7,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp } from '../../api/server/app.ts';
-import { bearerAuthenticator, hashToken } from '../../api/server/auth.ts';
+import { bearerAuthenticator, hashToken } from '../../api/server/access/auth.ts';
 import { listen, type Listening } from '../../api/server/listen.ts';
 import { openStore, type FileStore } from '../../api/store/index.ts';
 import { logPath } from '../drivers/log-file.ts';

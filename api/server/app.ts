@@ -6,19 +6,19 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../meta/api-error.ts';
 import type { Store } from '../store/types.ts';
-import type { Authenticator, Authorizer, Identity } from './auth.ts';
-import { adminOnly, unauthorized } from './auth.ts';
-import { DEFAULT_MAX_BODY_BYTES } from './body.ts';
-import { discoveryDocument } from './discovery.ts';
-import { LogFiles } from './log-files.ts';
-import { serveLogs } from './logs.ts';
-import type { JoinEndpoints } from './mesh-access.ts';
+import type { Authenticator, Authorizer, Identity } from './access/auth.ts';
+import { adminOnly, unauthorized } from './access/auth.ts';
+import { DEFAULT_MAX_BODY_BYTES } from './http/body.ts';
+import { discoveryDocument } from './http/discovery.ts';
+import { LogFiles } from './logs/log-files.ts';
+import { serveLogs } from './logs/logs.ts';
+import type { JoinEndpoints } from './access/mesh-access.ts';
 import type { Logger } from '../../api/meta/logger.ts';
 import { silentLogger } from '../../api/meta/logger.ts';
-import { serveResource } from './resource-router.ts';
-import { matchRoute, notFoundPath } from './routes.ts';
-import { requireMethod, sendError, sendJson, sendText } from './respond.ts';
-import { WatchRegistry } from './watch.ts';
+import { serveResource } from './resources/resource-router.ts';
+import { matchRoute, notFoundPath } from './http/routes.ts';
+import { requireMethod, sendError, sendJson, sendText } from './http/respond.ts';
+import { WatchRegistry } from './resources/watch.ts';
 
 /** Options of `createApp`. */
 export interface AppOptions {
@@ -29,7 +29,7 @@ export interface AppOptions {
   authorize?: Authorizer;
   /** The store view a request of `identity` works on (NodeRestriction for nodes; default the store itself). */
   storeFor?: (identity: Identity, store: Store) => Store;
-  /** `/cluster-info`, `/join` and JoinToken creation (mesh-access.ts); absent: not served. */
+  /** `/cluster-info`, `/join` and JoinToken creation (access/mesh-access.ts); absent: not served. */
   join?: JoinEndpoints;
   /** Where nodes' service logs are kept (the control plane's `DIR/logs`); absent: `nodes/<node>/logs` is a 404. */
   logsDir?: string;

@@ -1,7 +1,7 @@
 /**
  * The built-in modules and the two roles no node may hold twice (ADR 0053). The control plane and the
  * overlay hub are modules like any other (ADR 0002): `meshctl init` creates them and assigns each to the
- * node it runs on; admission refuses a second assignment of either (api/server/admission-roles.ts).
+ * node it runs on; admission refuses a second assignment of either (api/server/resources/admission-roles.ts).
  *
  * manifests/builtin/ holds what these functions give for the defaults (checked by a test).
  */

@@ -1,5 +1,5 @@
 /**
- * Contenders: better-sqlite3 12 in WAL mode with `synchronous=FULL` (every commit fsyncs the WAL),
+ * Contenders: better-sqlite3 12 (optional: `npm install --no-save better-sqlite3@12` first) in WAL mode with `synchronous=FULL` (every commit fsyncs the WAL),
  * one table `(name TEXT PRIMARY KEY, rv INTEGER, json TEXT)`.
  * better-sqlite3 is synchronous: each update runs on the event loop. `per-update` commits each update in
  * its own implicit transaction after yielding once (setImmediate) so that the 64 writers interleave;
@@ -26,9 +26,23 @@ type DatabaseConstructor = new (file: string) => Database;
 
 const require = createRequire(import.meta.url);
 
+/** How to get better-sqlite3: it is an optional peer dependency, so `npm install` does not compile it. */
+const SQLITE_INSTALL_HINT = 'better-sqlite3 is not installed (an optional peer dependency: `npm install` leaves it out ' +
+  'because it compiles a native module); `npm install --no-save better-sqlite3@12` adds it for the benchmark';
+
+/** Loads better-sqlite3, or throws saying how to install it. */
+function loadSqlite(): DatabaseConstructor {
+  try {
+    return require('better-sqlite3') as DatabaseConstructor;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') throw new Error(SQLITE_INSTALL_HINT);
+    throw e;
+  }
+}
+
 /** The prepared statements one read-modify-write needs. */
 function openDb(dir: string): { db: Database; rmw: (name: string) => void; insert: Statement } {
-  const Db = require('better-sqlite3') as DatabaseConstructor;
+  const Db = loadSqlite();
   const db = new Db(join(dir, 'store.sqlite'));
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');

@@ -4,7 +4,7 @@
 // name or key; re-join with the same key is idempotent; deleting a token or a Node deletes its secret.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { hashToken } from '../../api/server/auth.ts';
+import { hashToken } from '../../api/server/access/auth.ts';
 import { caPin } from '../../api/meta/ca-pin.ts';
 import { httpRequest, startServer, type TestServer } from '../harness.ts';
 import { API, asNode, createToken, newNodeKey, postJoin } from './join-helpers.ts';

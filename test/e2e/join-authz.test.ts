@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ClientConfig } from '../../api/client/types.ts';
-import { hashToken } from '../../api/server/auth.ts';
+import { hashToken } from '../../api/server/access/auth.ts';
 import { KINDS } from '../../api/v1alpha1/kinds.ts';
 import { httpRequest, openStream, startServer, type TestServer } from '../harness.ts';
 import { API, asNode, createToken, newNodeKey, postJoin } from './join-helpers.ts';

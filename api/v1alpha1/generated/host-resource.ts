@@ -25,6 +25,10 @@ export type HostResourceKind = 'Directory' | 'File' | 'Service' | 'WireGuard';
  */
 export type HostResourceSpec = DirectorySpec | FileSpec | ServiceSpec | WireGuardSpec;
 /**
+ * When to restart the process after it exits: always (default), on-failure (non-zero exit or signal) or never.
+ */
+export type RestartPolicy = 'always' | 'on-failure' | 'never';
+/**
  * Ids of resources earlier in the list that this one needs; if one of them fails, this one is skipped and reported DependencyFailed.
  *
  * This interface was referenced by `HostResource`'s JSON-Schema
@@ -124,10 +128,7 @@ export type ServiceSpec = {
    * Working directory of the process.
    */
   workingDirectory?: string;
-  /**
-   * When to restart the process after it exits: always (default), on-failure (non-zero exit or signal) or never.
-   */
-  restart?: 'always' | 'on-failure' | 'never';
+  restart?: RestartPolicy;
 };
 /**
  * A WireGuard interface. Its private key is generated on the node and never leaves it; the node reports the public key in Node.status.overlay.

@@ -1,0 +1,118 @@
+/**
+ * `POST /join`: a machine joins the mesh. No bearer token: the join token in the body is the credential.
+ * Body `{ token, nodeName, site?, nodeKey }` (nodeKey: the node's public key, base64 SPKI DER, Ed25519 or
+ * P-256, generated and kept by the agent) → 200 `{ nodeName, credential }`, a fresh node credential of
+ * which only the hash is kept (credentials.ts).
+ *
+ * Refusals: 400 malformed body; 401 the token cannot be used (join-token-lifecycle.ts says why); 422 bad node name,
+ * site or key; 409 the node already joined with another key. Re-joining with the SAME key and a valid
+ * token is idempotent: same Node, a new credential (the old one stops working). The token is marked used
+ * before anything else is written, so a token is never good for two joins; the Node (spec.site) is created
+ * when missing. Joins run one at a time (one control-plane process), so two joins for one name cannot race.
+ */
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError, isReason, type StatusCause } from '../../meta/api-error.ts';
+import type { Logger } from '../../meta/logger.ts';
+import { API_VERSION, type KubeObject } from '../../meta/types.ts';
+import type { Store } from '../../store/types.ts';
+import { validateObject } from '../../v1alpha1/validate.ts';
+import { parseBody, readBody } from '../http/body.ts';
+import type { NodeCredentials } from './credentials.ts';
+import { checkJoinToken, markTokenUsed } from './join-token-lifecycle.ts';
+import { sendJson } from '../http/respond.ts';
+
+/** The largest join request accepted. */
+const MAX_JOIN_BYTES = 64 * 1024;
+
+/** What a join handler needs. */
+export interface JoinHandlerOptions {
+  store: Store;
+  credentials: NodeCredentials;
+  logger: Logger;
+}
+
+/** A checked join request. */
+interface JoinRequest { token: string; nodeName: string; site?: string; nodeKey: string }
+
+/** Creates the `POST /join` handler (joins are serialized). */
+export function createJoinHandler(opts: JoinHandlerOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  let queue: Promise<unknown> = Promise.resolve();
+  return async (req, res) => {
+    const body = parseBody(await readBody(req, MAX_JOIN_BYTES), 'json');
+    const input = checkRequest(body);
+    const run = queue.then(() => join(opts, input));
+    queue = run.catch(() => {});
+    const credential = await run;
+    sendJson(res, 200, { nodeName: input.nodeName, credential }, { 'Cache-Control': 'no-store' });
+  };
+}
+
+async function join(opts: JoinHandlerOptions, input: JoinRequest): Promise<string> {
+  const { store, credentials, logger } = opts;
+  const token = checkJoinToken(store, input.token);
+  const known = credentials.nodeKey(input.nodeName);
+  if (known !== undefined && known !== input.nodeKey) {
+    throw ApiError.conflict('nodes', input.nodeName, `node ${input.nodeName} already joined with another key; ` +
+      `to give the name to this machine, delete the node first (meshctl delete node ${input.nodeName}), or join with another --name`);
+  }
+  await markTokenUsed(store, token, input.nodeName);
+  const node = await ensureNode(store, input);
+  const credential = await credentials.issue(node, input.nodeKey);
+  logger.info(known ? 'Re-joined Node' : 'Joined Node', { node: input.nodeName, token: token.metadata.name, site: input.site });
+  return credential;
+}
+
+async function ensureNode(store: Store, input: JoinRequest): Promise<KubeObject> {
+  const existing = store.get('nodes', input.nodeName);
+  if (existing) return existing;
+  try {
+    return await store.create('nodes', nodeObject(input));
+  } catch (e) {
+    const raced = isReason(e, 'AlreadyExists') ? store.get('nodes', input.nodeName) : undefined;
+    if (raced) return raced;
+    throw e;
+  }
+}
+
+function nodeObject(input: { nodeName: string; site?: string }): KubeObject {
+  return { apiVersion: API_VERSION, kind: 'Node', metadata: { name: input.nodeName }, spec: input.site ? { site: input.site } : {} };
+}
+
+/** Checks the body's shape (400), then the name, site and key (422 with causes). */
+function checkRequest(body: Record<string, unknown>): JoinRequest {
+  for (const field of ['token', 'nodeName', 'nodeKey'] as const) {
+    if (typeof body[field] !== 'string' || body[field] === '') throw ApiError.badRequest(`the join request needs "${field}" (a non-empty string)`);
+  }
+  if (body.site !== undefined && typeof body.site !== 'string') throw ApiError.badRequest('"site" must be a string');
+  const input: JoinRequest = {
+    token: body.token as string, nodeName: body.nodeName as string, nodeKey: body.nodeKey as string,
+    ...(body.site ? { site: body.site as string } : {}),
+  };
+  const fields: Record<string, string> = { 'metadata.name': 'nodeName', 'spec.site': 'site' };
+  const causes: StatusCause[] = validateObject(nodeObject(input)).map((c) => ({ ...c, field: fields[c.field ?? ''] ?? c.field }));
+  const keyProblem = checkNodeKey(input.nodeKey);
+  if (keyProblem) causes.push({ field: 'nodeKey', reason: 'FieldValueInvalid', message: keyProblem });
+  if (causes.length) throw ApiError.invalid('Node', input.nodeName, causes);
+  input.nodeKey = canonicalKey(input.nodeKey);
+  return input;
+}
+
+/** Why a node key is unacceptable, or undefined when it is an Ed25519 or P-256 public key in base64 SPKI DER. */
+function checkNodeKey(nodeKey: string): string | undefined {
+  let key: KeyObject;
+  try {
+    key = createPublicKey({ key: Buffer.from(nodeKey, 'base64'), format: 'der', type: 'spki' });
+  } catch {
+    return 'must be a public key in base64 SubjectPublicKeyInfo DER';
+  }
+  if (key.asymmetricKeyType === 'ed25519') return undefined;
+  if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1') return undefined;
+  return `must be an Ed25519 or ECDSA P-256 key, not ${key.asymmetricKeyType}`;
+}
+
+/** The key re-encoded, so that the same key always compares equal. */
+function canonicalKey(nodeKey: string): string {
+  const der = createPublicKey({ key: Buffer.from(nodeKey, 'base64'), format: 'der', type: 'spki' }).export({ type: 'spki', format: 'der' });
+  return der.toString('base64');
+}

@@ -1,0 +1,53 @@
+/**
+ * NodeRestriction, the admission half of the node rules (node-authorizer.ts decides on verb and resource
+ * before the body is read; this checks what a node writes): an Event a node creates must be about its own
+ * Node, its own Declaration, or an Assignment to it. It is a view of the store that a node's requests use,
+ * so every write path (create, dry run) goes through it.
+ */
+import { ApiError } from '../../meta/api-error.ts';
+import type { KubeObject } from '../../meta/types.ts';
+import type { Store } from '../../store/types.ts';
+import { forbidden, type Identity } from './auth.ts';
+
+/** The store as a request of `identity` sees it: the store itself for the admin, a NodeRestriction view for a node. */
+export function storeFor(identity: Identity, store: Store): Store {
+  return identity.kind === 'node' ? nodeRestrictedStore(store, identity.name) : store;
+}
+
+/** A view of `store` for node `self`: creating an Event about anything but itself is a 403. */
+export function nodeRestrictedStore(store: Store, self: string): Store {
+  return {
+    resourceVersion: () => store.resourceVersion(),
+    get: (plural, name) => store.get(plural, name),
+    list: (plural, opts) => store.list(plural, opts),
+    create: async (plural, obj, opts) => {
+      if (plural === 'events') checkEvent(store, self, obj);
+      return store.create(plural, obj, opts);
+    },
+    update: (plural, obj, opts) => store.update(plural, obj, opts),
+    delete: (plural, name, opts) => store.delete(plural, name, opts),
+    watch: (plural, opts, onEvent) => store.watch(plural, opts, onEvent),
+    close: () => Promise.reject(new ApiError({ reason: 'InternalError', message: 'a request cannot close the store' })),
+  };
+}
+
+/** Throws 403 unless the Event is about node `self`'s own objects. */
+export function checkEvent(store: Store, self: string, event: KubeObject): void {
+  // Ownership and finalizers are not a node's to set: an ownerReference chain would let it shape what an
+  // admin's delete cascades through.
+  const meta = event.metadata ?? {};
+  if ((meta.ownerReferences?.length ?? 0) > 0 || (meta.finalizers?.length ?? 0) > 0) {
+    throw forbidden({ kind: 'node', name: self }, { verb: 'create', plural: 'events', path: '' },
+      'a node may not set ownerReferences or finalizers on the events it creates');
+  }
+  const about = (event.involvedObject ?? {}) as { kind?: unknown; name?: unknown };
+  const kind = typeof about.kind === 'string' ? about.kind : '';
+  const name = typeof about.name === 'string' ? about.name : '';
+  const own = ((kind === 'Node' || kind === 'Declaration') && name === self)
+    || (kind === 'Assignment' && (store.get('assignments', name)?.spec as { node?: unknown } | undefined)?.node === self);
+  if (own) return;
+  const attrs = { verb: 'create' as const, plural: 'events', path: '' };
+  const what = kind ? `${kind} "${name}"` : 'an object it does not name';
+  throw forbidden({ kind: 'node', name: self }, attrs,
+    `an Event from a node must be about its own Node or Declaration ("${self}") or an Assignment to it, not about ${what}`);
+}

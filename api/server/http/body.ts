@@ -1,0 +1,103 @@
+/**
+ * Reads and parses request bodies: a size limit enforced while streaming (413 without buffering the
+ * oversized body), JSON or YAML by Content-Type, and a nesting-depth limit so no body can exhaust the stack.
+ */
+import type { IncomingMessage } from 'node:http';
+import { parse as parseYaml } from 'yaml';
+import { ApiError } from '../../meta/api-error.ts';
+
+/** The default request body limit: 3 MiB, as kube-apiserver's. */
+export const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
+/** How deep a body may nest objects and arrays. */
+const MAX_DEPTH = 100;
+/** After a 413, how much more of the body is read and discarded (keeps the connection usable) before hanging up. */
+const DRAIN_FACTOR = 4;
+const MIN_DRAIN_BYTES = 8 * 1024 * 1024;
+
+function tooLarge(max: number): ApiError {
+  return new ApiError({ reason: 'RequestEntityTooLarge', message: `the request body is larger than the limit of ${max} bytes` });
+}
+
+/** Reads the whole body, rejecting with 413 as soon as it passes `maxBytes` (the rest is discarded). */
+export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (declared > maxBytes) {
+    drain(req, maxBytes);
+    return Promise.reject(tooLarge(maxBytes));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= maxBytes) { chunks.push(chunk); return; }
+      req.off('data', onData);
+      drain(req, maxBytes);
+      reject(tooLarge(maxBytes));
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks, size)));
+    req.once('error', () => reject(ApiError.badRequest('the request body could not be read')));
+    req.once('close', () => { if (!req.complete) reject(ApiError.badRequest('the client closed the connection before the body was complete')); });
+  });
+}
+
+/** Discards the rest of an oversized body, hanging up when it goes on for too long. */
+function drain(req: IncomingMessage, maxBytes: number): void {
+  let discarded = 0;
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > Math.max(DRAIN_FACTOR * maxBytes, MIN_DRAIN_BYTES)) req.socket.destroy();
+  });
+  req.resume();
+}
+
+/** The body formats a write accepts. */
+export type BodyFormat = 'json' | 'yaml' | 'merge-patch';
+
+/** Decides how to parse a body from its Content-Type; undefined when the type is not one of `accepted`. */
+export function bodyFormat(contentType: string | undefined, accepted: BodyFormat[]): BodyFormat | undefined {
+  const type = (contentType ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+  const format: BodyFormat | undefined =
+    type === 'application/merge-patch+json' ? 'merge-patch'
+      : type === 'application/json' || type === '' ? 'json'
+        : ['application/yaml', 'application/x-yaml', 'text/yaml'].includes(type) ? 'yaml'
+          : undefined;
+  return format && accepted.includes(format) ? format : undefined;
+}
+
+/** Parses a body as one JSON object (JSON and merge patch) or one YAML document; 400 BadRequest otherwise. */
+export function parseBody(buf: Buffer, format: BodyFormat): Record<string, unknown> {
+  const text = buf.toString('utf8');
+  let value: unknown;
+  try {
+    value = format === 'yaml' ? parseYaml(text) : JSON.parse(text);
+  } catch (e) {
+    const what = format === 'yaml' ? 'YAML' : 'JSON';
+    throw ApiError.badRequest(`the request body is not valid ${what}: ${firstLine((e as Error).message)}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw ApiError.badRequest('the request body must be a single object');
+  }
+  if (depth(value) > MAX_DEPTH) throw ApiError.badRequest(`the request body nests deeper than ${MAX_DEPTH} levels`);
+  return value as Record<string, unknown>;
+}
+
+function firstLine(s: string): string {
+  const line = s.split('\n')[0] ?? '';
+  return line.length > 200 ? line.slice(0, 200) + '…' : line;
+}
+
+/** The nesting depth of a parsed value, without recursion. */
+function depth(root: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[root, 1]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (d > max) max = d;
+    if (max > MAX_DEPTH) return max;
+    for (const child of Object.values(v)) stack.push([child, d + 1]);
+  }
+  return max;
+}

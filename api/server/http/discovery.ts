@@ -1,0 +1,42 @@
+/**
+ * The discovery documents kubectl and other Kubernetes clients read before anything else: `/version`,
+ * `/api` (empty: there is no core group, so `nodes` and `events` map to ours), `/apis`,
+ * `/apis/meshctl.dev` and `/apis/meshctl.dev/v1alpha1`. Served as plain JSON: a client asking for
+ * aggregated discovery (`as=APIGroupDiscoveryList`) sees a plain Content-Type and falls back to these.
+ */
+import { API_VERSION, GROUP, VERSION } from '../../meta/types.ts';
+import type { KindInfo } from '../../v1alpha1/kind-info.ts';
+import { KINDS } from '../../v1alpha1/kinds.ts';
+import type { DiscoveryDoc } from './routes.ts';
+import { versionInfo } from './version.ts';
+
+/** The verbs every kind supports on its main resource and on `/status`. */
+export const RESOURCE_VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
+export const STATUS_VERBS = ['get', 'patch', 'update'];
+
+const groupVersion = { groupVersion: API_VERSION, version: VERSION };
+
+function apiGroup(): Record<string, unknown> {
+  return { name: GROUP, versions: [groupVersion], preferredVersion: groupVersion };
+}
+
+function apiResources(kinds: readonly KindInfo[]): Record<string, unknown>[] {
+  return kinds.flatMap((k) => [
+    {
+      name: k.plural, singularName: k.singular, namespaced: false, kind: k.kind,
+      verbs: RESOURCE_VERBS, shortNames: k.shortNames, categories: ['all', 'meshctl'],
+    },
+    ...(k.hasStatus ? [{ name: `${k.plural}/status`, singularName: '', namespaced: false, kind: k.kind, verbs: STATUS_VERBS }] : []),
+  ]);
+}
+
+/** The body of a discovery document. */
+export function discoveryDocument(doc: DiscoveryDoc, kinds: readonly KindInfo[] = KINDS): unknown {
+  switch (doc) {
+    case 'version': return versionInfo();
+    case 'api': return { kind: 'APIVersions', versions: [], serverAddressByClientCIDRs: [] };
+    case 'apis': return { kind: 'APIGroupList', apiVersion: 'v1', groups: [apiGroup()] };
+    case 'group': return { kind: 'APIGroup', apiVersion: 'v1', ...apiGroup() };
+    case 'resources': return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: API_VERSION, resources: apiResources(kinds) };
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * The control plane's service logs, kept as plain text files under its data directory — never in the
+ * store: `<dir>/<node>/<service>.log`, one `<time> <line>` per line, where node and service names are
+ * escaped (every byte outside `[A-Za-z0-9_-]` becomes `%XX`, so no name can leave its directory). A file
+ * passing `maxFileBytes` is renamed to `<service>.log.1` (replacing the previous one) and started anew.
+ *
+ * Each node's writes run one at a time. `cursor.json` in a node's directory keeps the last stored `seq`
+ * of the node's stream, so a batch the agent sends again is stored once. Followers are told of every
+ * append; a follower starts inside the node's queue, so it misses nothing and sees nothing twice.
+ */
+import { mkdir, open, readdir, readFile, rename, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../../meta/atomic-file.ts';
+import { readLog } from './log-tail.ts';
+import type { LogPost, LogPostResult, ServiceLogInfo } from '../../wire/log-wire.ts';
+
+/** Options of `LogFiles`. */
+export interface LogFilesOptions {
+  /** `DIR/logs` of the control plane. */
+  dir: string;
+  /** Size at which a service's file is rotated. Default 8 MiB. */
+  maxFileBytes?: number;
+}
+
+/** Called with stored text (whole `<time> <line>\n` lines) as it is appended. */
+export type LogListener = (text: string) => void;
+
+/** The escaped form of a node or service name (a file name that cannot be `.`, `..` or contain `/`). */
+export function escapeName(name: string): string {
+  return Array.from(Buffer.from(name, 'utf8'), (b) => {
+    const c = String.fromCharCode(b);
+    return /[A-Za-z0-9_-]/.test(c) ? c : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }).join('');
+}
+
+function unescapeName(file: string): string | undefined {
+  const m = /^([A-Za-z0-9_%-]+)\.log$/.exec(file);
+  try {
+    return m ? decodeURIComponent(m[1]!) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const isMissing = (e: unknown): boolean => e instanceof Error && (e as NodeJS.ErrnoException).code === 'ENOENT';
+
+/** The stored service logs of every node (see the module comment). */
+export class LogFiles {
+  readonly #dir: string;
+  readonly #max: number;
+  readonly #queues = new Map<string, Promise<unknown>>();
+  readonly #sizes = new Map<string, number>();
+  readonly #cursors = new Map<string, { stream: string; seq: number }>();
+  readonly #listeners = new Map<string, Set<LogListener>>();
+
+  constructor(opts: LogFilesOptions) {
+    this.#dir = opts.dir;
+    this.#max = opts.maxFileBytes ?? 8 * 1024 * 1024;
+  }
+
+  /** The file of a node's service. */
+  path(node: string, service: string): string {
+    return join(this.#dir, escapeName(node), `${escapeName(service)}.log`);
+  }
+
+  /** Stores a POST's lines (skipping those already stored) and tells followers. */
+  append(node: string, post: LogPost): Promise<LogPostResult> {
+    return this.#serial(node, async () => {
+      const cursor = await this.#cursor(node);
+      const fresh = post.entries.filter((e) => !(post.stream && cursor?.stream === post.stream && e.seq !== undefined && e.seq <= cursor.seq));
+      const texts = new Map<string, string>();
+      const add = (service: string, text: string): void => void texts.set(service, (texts.get(service) ?? '') + text);
+      if (fresh.length > 0 || post.entries.length === 0) {
+        const now = new Date().toISOString();
+        for (const d of post.dropped ?? []) {
+          if (d.lines > 0) add(d.service, `${now} [meshctl] the node dropped ${d.lines} line(s) (${d.bytes} bytes) of this log here: its log buffer was full while the control plane was unreachable\n`);
+        }
+      }
+      for (const e of fresh) add(e.service, `${e.time} ${e.line}\n`);
+      await mkdir(join(this.#dir, escapeName(node)), { recursive: true, mode: 0o700 });
+      for (const [service, text] of texts) await this.#write(node, service, text);
+      const last = fresh.length ? fresh[fresh.length - 1]!.seq : undefined;
+      if (post.stream && last !== undefined) {
+        const next = { stream: post.stream, seq: last };
+        await writeFileAtomic(join(this.#dir, escapeName(node), 'cursor.json'), JSON.stringify(next) + '\n', { mode: 0o600 });
+        this.#cursors.set(node, next);
+      }
+      return { accepted: fresh.length, duplicates: post.entries.length - fresh.length };
+    });
+  }
+
+  /** The services of `node` that have logs. */
+  async list(node: string): Promise<ServiceLogInfo[]> {
+    let names: string[];
+    try {
+      names = await readdir(join(this.#dir, escapeName(node)));
+    } catch (e) {
+      if (isMissing(e)) return [];
+      throw e;
+    }
+    const out: ServiceLogInfo[] = [];
+    for (const name of names.sort()) {
+      const service = unescapeName(name);
+      if (service === undefined) continue;
+      const st = await stat(join(this.#dir, escapeName(node), name));
+      const older = await stat(join(this.#dir, escapeName(node), `${name}.1`)).catch(() => undefined);
+      out.push({ service, bytes: st.size + (older?.size ?? 0), lastWriteTime: st.mtime.toISOString() });
+    }
+    return out;
+  }
+
+  /** Whether `service` of `node` has logs. */
+  async has(node: string, service: string): Promise<boolean> {
+    return stat(this.path(node, service)).then(() => true, () => false);
+  }
+
+  /** The stored text of a service's log (all of it, or the last `tailLines` lines). */
+  read(node: string, service: string, tailLines?: number): Promise<string> {
+    return readLog(this.path(node, service), tailLines);
+  }
+
+  /**
+   * Sends the stored text (all, or the last `tailLines` lines) to `listener`, then every append after it.
+   * Resolves with the function that stops following.
+   */
+  follow(node: string, service: string, tailLines: number | undefined, listener: LogListener): Promise<() => void> {
+    return this.#serial(node, async () => {
+      listener(await this.read(node, service, tailLines));
+      const key = this.path(node, service);
+      const set = this.#listeners.get(key) ?? new Set<LogListener>();
+      this.#listeners.set(key, set.add(listener));
+      return () => {
+        set.delete(listener);
+        if (set.size === 0 && this.#listeners.get(key) === set) this.#listeners.delete(key);
+      };
+    });
+  }
+
+  /** How many followers there are (for tests and logs). */
+  followers(): number {
+    let n = 0;
+    for (const s of this.#listeners.values()) n += s.size;
+    return n;
+  }
+
+  async #write(node: string, service: string, text: string): Promise<void> {
+    const path = this.path(node, service);
+    const data = Buffer.from(text, 'utf8');
+    let size = this.#sizes.get(path) ?? (await stat(path).then((s) => s.size, (e: unknown) => { if (isMissing(e)) return 0; throw e; }));
+    if (size > 0 && size + data.length > this.#max) {
+      await rename(path, `${path}.1`);
+      size = 0;
+    }
+    const fh = await open(path, 'a', 0o600);
+    try {
+      await fh.write(data);
+      await fh.datasync();
+    } finally {
+      await fh.close();
+    }
+    this.#sizes.set(path, size + data.length);
+    for (const l of this.#listeners.get(path) ?? []) l(text);
+  }
+
+  async #cursor(node: string): Promise<{ stream: string; seq: number } | undefined> {
+    if (this.#cursors.has(node)) return this.#cursors.get(node);
+    try {
+      const c = JSON.parse(await readFile(join(this.#dir, escapeName(node), 'cursor.json'), 'utf8')) as { stream: string; seq: number };
+      this.#cursors.set(node, c);
+      return c;
+    } catch (e) {
+      if (!isMissing(e) && !(e instanceof SyntaxError)) throw e;
+      return undefined;
+    }
+  }
+
+  #serial<T>(node: string, fn: () => Promise<T>): Promise<T> {
+    const run = (this.#queues.get(node) ?? Promise.resolve()).then(fn);
+    const tail = run.catch(() => {});
+    this.#queues.set(node, tail);
+    void tail.then(() => { if (this.#queues.get(node) === tail) this.#queues.delete(node); });
+    return run;
+  }
+}

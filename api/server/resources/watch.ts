@@ -1,0 +1,157 @@
+/**
+ * `GET /<plural>?watch=1`: a chunked `application/json` stream of `{"type":…,"object":…}` lines.
+ *
+ * - No resourceVersion (or `0`): ADDED for every current object first, then changes; otherwise every change
+ *   after that resourceVersion.
+ * - Too old a resourceVersion: like kube-apiserver, HTTP 200 and then one `ERROR` event whose object is a
+ *   `Status` with code 410 (reason Expired), and the stream ends. Clients relist.
+ * - `allowWatchBookmarks=true`: a `BOOKMARK` event every heartbeat interval carrying the newest resourceVersion
+ *   the client has seen everything up to (the one it resumed from, or its newest event; a watch from 0 has
+ *   none until its first event). Otherwise, and until then, a bare `\n` keeps idle connections alive.
+ * - `timeoutSeconds`: the stream ends cleanly after that long. A client that stops reading is cut off once
+ *   too much is buffered for it; a closed client stops its store watch.
+ */
+import { ApiError } from '../../meta/api-error.ts';
+import type { WatchEvent } from '../../meta/types.ts';
+import { parseFieldSelector, parseLabelSelector } from '../../meta/selectors.ts';
+import { API_VERSION } from '../../meta/types.ts';
+import type { Watch } from '../../store/types.ts';
+import type { ResourceRequest } from './context.ts';
+import { boolParam, selectorParams } from './context.ts';
+import { encodeEvent } from './event-encoder.ts';
+import { toApiError } from '../http/respond.ts';
+import type { Representation } from './table.ts';
+import { tableContentType } from './table.ts';
+
+/** What a slow client may have buffered before it is cut off. */
+const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+
+/** The open watches of an app, so that closing the app ends them. */
+export class WatchRegistry {
+  private readonly open = new Set<() => void>();
+
+  add(end: () => void): void { this.open.add(end); }
+  delete(end: () => void): void { this.open.delete(end); }
+  get size(): number { return this.open.size; }
+
+  /** Ends every open watch stream cleanly. */
+  closeAll(): void {
+    for (const end of [...this.open]) end();
+  }
+}
+
+/** Options of `serveWatch`. */
+export interface ServeWatchOptions {
+  registry: WatchRegistry;
+  heartbeatMs: number;
+}
+
+/** Serves one watch request until the client goes, the timeout passes or the app closes. */
+export function serveWatch(r: ResourceRequest, rep: Representation, opts: ServeWatchOptions): void {
+  new WatchResponse(r, rep, opts, watchParams(r)).start();
+}
+
+/** One watch stream: the store watch, its timers and the response it writes to. */
+class WatchResponse {
+  #watch?: Watch;
+  #ended = false;
+  /** The newest resourceVersion this client is known to have seen everything up to (bookmarks carry it). */
+  #lastRv: string | undefined;
+  readonly #timers: NodeJS.Timeout[] = [];
+  readonly #end = (): void => this.end();
+
+  constructor(
+    private readonly r: ResourceRequest,
+    private readonly rep: Representation,
+    private readonly opts: ServeWatchOptions,
+    private readonly params: WatchParams,
+  ) {
+    const rv = params.resourceVersion;
+    this.#lastRv = rv && rv !== '0' ? rv : undefined;
+  }
+
+  start(): void {
+    const { res } = this.r;
+    res.writeHead(200, {
+      'Content-Type': this.rep.as === 'table' ? tableContentType(this.rep) : 'application/json',
+      'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private',
+    });
+    res.flushHeaders();
+    this.opts.registry.add(this.#end);
+    res.once('close', this.#end);
+    const { bookmarks, timeoutMs, ...storeOpts } = this.params;
+    try {
+      this.#watch = this.r.store.watch(this.r.info.plural, storeOpts, (e) => this.#onEvent(e));
+    } catch (e) {
+      const status = toApiError(e, this.r.logger, { plural: this.r.info.plural, watch: true }).toStatus();
+      this.#write(JSON.stringify({ type: 'ERROR', object: status }) + '\n');
+      this.end();
+      return;
+    }
+    this.#timers.push(setInterval(() => this.#write(bookmarks && this.#lastRv ? this.#bookmark(this.#lastRv) : '\n'), this.opts.heartbeatMs));
+    if (timeoutMs !== undefined) this.#timers.push(setTimeout(this.#end, timeoutMs));
+  }
+
+  /** Ends the stream cleanly (idempotent) and stops the store watch. */
+  end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#watch?.stop();
+    for (const t of this.#timers) clearTimeout(t);
+    this.opts.registry.delete(this.#end);
+    const { res } = this.r;
+    if (!res.writableEnded && !res.destroyed) res.end();
+  }
+
+  #onEvent(e: WatchEvent): void {
+    const rv = e.object.metadata?.resourceVersion;
+    if (e.type !== 'ERROR' && rv && (this.#lastRv === undefined || Number(rv) > Number(this.#lastRv))) this.#lastRv = rv;
+    this.#write(encodeEvent(e, this.r.info, this.rep));
+    if (e.type === 'ERROR') this.end();
+  }
+
+  #bookmark(resourceVersion: string): string {
+    const object = { apiVersion: API_VERSION, kind: this.r.info.kind, metadata: { resourceVersion } };
+    return JSON.stringify({ type: 'BOOKMARK', object }) + '\n';
+  }
+
+  #write(line: string): void {
+    const { res } = this.r;
+    if (this.#ended || res.destroyed) return;
+    res.write(line);
+    if (res.writableLength > MAX_BUFFERED_BYTES) {
+      this.r.logger.error('Cut off a watch client that stopped reading', { plural: this.r.info.plural, bufferedBytes: res.writableLength });
+      this.end();
+      res.destroy();
+    }
+  }
+}
+
+interface WatchParams {
+  resourceVersion?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  bookmarks: boolean;
+  timeoutMs?: number;
+}
+
+/** Reads and checks the watch's query parameters before any byte is sent, so that mistakes are plain 400s. */
+function watchParams(r: ResourceRequest): WatchParams {
+  const sel = selectorParams(r.query);
+  if (r.name !== undefined) {
+    const byName = `metadata.name=${r.name}`;
+    sel.fieldSelector = sel.fieldSelector ? `${sel.fieldSelector},${byName}` : byName;
+  }
+  parseLabelSelector(sel.labelSelector ?? '');
+  parseFieldSelector(sel.fieldSelector ?? '');
+  const rv = r.query.get('resourceVersion') || undefined;
+  if (rv !== undefined && !/^\d+$/.test(rv)) throw ApiError.badRequest(`resourceVersion must be a decimal number, not "${rv}"`);
+  const t = r.query.get('timeoutSeconds');
+  if (t !== null && !/^\d+$/.test(t)) throw ApiError.badRequest(`timeoutSeconds must be a non-negative integer, not "${t}"`);
+  return {
+    ...sel,
+    ...(rv !== undefined ? { resourceVersion: rv } : {}),
+    bookmarks: boolParam(r.query, 'allowWatchBookmarks'),
+    ...(t !== null && Number(t) > 0 ? { timeoutMs: Number(t) * 1000 } : {}),
+  };
+}
