@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { atomicWriteFile } from './drivers/fs-util.ts';
+import { writeFileAtomic } from '../api/meta/atomic-file.ts';
 
 /** What agent.json holds. */
 export interface AgentInfoFile {
@@ -23,7 +23,7 @@ export function agentInfoPath(stateDir: string): string {
 /** Writes agent.json for this process. */
 export async function writeAgentInfo(stateDir: string, info: { node: string; root: string; metrics?: string }): Promise<void> {
   const rec: AgentInfoFile = { pid: process.pid, ...info, startedAt: new Date().toISOString() };
-  await atomicWriteFile(agentInfoPath(stateDir), JSON.stringify(rec, null, 2) + '\n', 0o644);
+  await writeFileAtomic(agentInfoPath(stateDir), JSON.stringify(rec, null, 2) + '\n', { mode: 0o644 });
 }
 
 /** Reads agent.json (throws when absent). */

@@ -20,7 +20,7 @@ import { createDriverRegistry } from './drivers/registry.ts';
 import { createEngine } from './engine/reconciler.ts';
 import type { Logger } from './engine/types.ts';
 import { resolveIdentity } from './identity.ts';
-import { readAgentBootstrap } from '../api/client/agent-bootstrap.ts';
+import { readAgentBootstrap } from '../api/wire/agent-bootstrap.ts';
 import { importBootstrap, withBootstrap } from './bootstrap.ts';
 import { createJsonLogger } from '../api/meta/logger.ts';
 import { createAgentMetrics, serveMetrics, type MetricsServer } from './metrics.ts';

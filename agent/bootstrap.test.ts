@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { agentBootstrapPath, renderAgentBootstrap, type AgentBootstrap } from '../api/client/agent-bootstrap.ts';
+import { agentBootstrapPath, renderAgentBootstrap, type AgentBootstrap } from '../api/wire/agent-bootstrap.ts';
 import { createAgent, type AgentOptions } from './agent.ts';
 import { memoryLogger } from './engine/testing.ts';
 import { openAgentStore } from './store/agent-store.ts';

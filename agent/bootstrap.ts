@@ -1,5 +1,5 @@
 /**
- * The first start of the control-plane node's agent, seeded by `meshctl init` (api/client/agent-bootstrap.ts):
+ * The first start of the control-plane node's agent, seeded by `meshctl init` (api/wire/agent-bootstrap.ts):
  * the bootstrap file supplies what flags would (node name, site, connection) and the first Declaration,
  * which holds the control plane itself — so the agent brings the control plane up with none running yet.
  *
@@ -7,7 +7,7 @@
  * declaration (only into a store that holds none), then the file is renamed `…imported`.
  */
 import { renameSync } from 'node:fs';
-import { agentBootstrapPath, type AgentBootstrap } from '../api/client/agent-bootstrap.ts';
+import { agentBootstrapPath, type AgentBootstrap } from '../api/wire/agent-bootstrap.ts';
 import type { Logger } from './engine/types.ts';
 import type { IdentityInput } from './identity.ts';
 import type { AgentStore } from './store/agent-store.ts';

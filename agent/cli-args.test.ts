@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeMeshconfig } from '../api/client/meshconfig.ts';
-import { parseCommandLine, parseDuration, UsageError } from './cli-args.ts';
+import { UsageError } from '../api/meta/usage-error.ts';
+import { durationFlag, parseCommandLine } from './cli-args.ts';
 
 test('cli: flags become agent options, with defaults', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'meshctl-agent-cli-'));
@@ -34,6 +35,7 @@ test('cli: bad command lines are usage errors that say what is wrong', () => {
     [['run', '--state-dir', 'x', '--config', '/nonexistent/mc'], /--config: cannot read meshconfig \/nonexistent\/mc/],
   ];
   for (const [argv, msg] of bad) assert.throws(() => parseCommandLine(argv), (e: Error) => e instanceof UsageError && msg.test(e.message), argv.join(' '));
-  assert.equal(parseDuration('x', '1.5s'), 1500);
-  assert.equal(parseDuration('x', '2h'), 7_200_000);
+  assert.equal(durationFlag('x', '1.5s'), 1500);
+  assert.equal(durationFlag('x', '2h'), 7_200_000);
+  assert.equal(durationFlag('x', '1m30s'), 90_000);
 });

@@ -1,11 +1,13 @@
 /**
- * The command line of `mesh-agent`: usage text and parsing into `createAgent` options (node:util
- * parseArgs). A `UsageError` means exit code 2.
+ * The command line of `mesh-agent`: usage text and parsing into `createAgent` options (the shared flag
+ * parser, api/meta/flags.ts). A `UsageError` (api/meta/usage-error.ts) means exit code 2.
  */
-import { parseArgs } from 'node:util';
 import { loadMeshconfig } from '../api/client/meshconfig.ts';
+import { parseDuration } from '../api/meta/duration.ts';
+import { parseArgs, unknownOption, type FlagSpec } from '../api/meta/flags.ts';
+import { parseHostPort } from '../api/meta/host-port.ts';
+import { UsageError } from '../api/meta/usage-error.ts';
 import type { AgentOptions } from './agent.ts';
-import { parseListen } from './metrics.ts';
 import { parseByteSize } from './logs/byte-size.ts';
 
 /** The help text. */
@@ -29,63 +31,61 @@ Flags:
                               the oldest are dropped first (default 16Mi; sizes: 512Ki, 16Mi, 1Gi)
   -h, --help                  show this help
 
-Durations: 500ms, 5s, 1m, 1h.
+Durations: 500ms, 5s, 1m30s, 1h.
 `;
 
-/** A bad command line (exit code 2). */
-export class UsageError extends Error {}
-
-/** Parses `500ms`, `5s`, `1.5m`, `1h` into milliseconds. */
-export function parseDuration(flag: string, text: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text);
-  const ms = m ? Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'] : NaN;
+/** Parses the Go duration of flag `--flag` (`500ms`, `5s`, `1m30s`, `1h`) into milliseconds: at least 10ms. */
+export function durationFlag(flag: string, text: string): number {
+  let ms = NaN;
+  try { ms = parseDuration(text); } catch { /* reported below */ }
   if (!(ms >= 10)) throw new UsageError(`--${flag} must be a duration of at least 10ms such as 500ms, 5s or 1m, not "${text}"`);
   return ms;
 }
 
+/** The flags of `mesh-agent run` (the help is USAGE). */
+const RUN_FLAGS: FlagSpec[] = [
+  ...['state-dir', 'name', 'config', 'root', 'site', 'reconcile-interval', 'heartbeat-interval', 'metrics-listen', 'log-buffer-size']
+    .map((name): FlagSpec => ({ name, type: 'string' })),
+  { name: 'stop-services-on-exit', type: 'boolean' },
+  { name: 'help', short: 'h', type: 'boolean' },
+];
+
 /** Parses the command line into agent options ('help' for --help). */
 export function parseCommandLine(argv: string[]): AgentOptions | 'help' {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv, allowPositionals: true, strict: true,
-      options: {
-        'state-dir': { type: 'string' }, name: { type: 'string' }, config: { type: 'string' }, root: { type: 'string' },
-        site: { type: 'string' }, 'reconcile-interval': { type: 'string' }, 'heartbeat-interval': { type: 'string' },
-        'metrics-listen': { type: 'string' }, 'stop-services-on-exit': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
-        'log-buffer-size': { type: 'string' },
-      },
-    });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  const { values: v, positionals } = parsed;
-  if (v.help) return 'help';
+  const args = parseArgs(argv, RUN_FLAGS, { unknownFlag: unknownOption });
+  const positionals = args.positionals;
+  const v = (name: string): string | undefined => args.str(name);
+  if (args.bool('help')) return 'help';
   if (positionals.length !== 1 || positionals[0] !== 'run') {
     throw new UsageError(positionals.length === 0 ? 'missing command: mesh-agent run …' : `unknown command "${positionals.join(' ')}" (the commands are "run" and "join")`);
   }
-  if (!v['state-dir']) throw new UsageError('--state-dir is required');
-  if (v['metrics-listen'] !== undefined) {
-    try { parseListen(v['metrics-listen']); } catch (e) { throw new UsageError(`--metrics-listen: ${(e as Error).message}`); }
+  const stateDir = v('state-dir');
+  if (!stateDir) throw new UsageError('--state-dir is required');
+  const metricsListen = v('metrics-listen');
+  if (metricsListen !== undefined) {
+    try { parseHostPort(metricsListen); } catch (e) { throw new UsageError(`--metrics-listen: ${(e as Error).message}`); }
   }
   let logBufferBytes;
-  if (v['log-buffer-size'] !== undefined) {
-    try { logBufferBytes = parseByteSize('log-buffer-size', v['log-buffer-size']); } catch (e) { throw new UsageError((e as Error).message); }
+  const logBufferSize = v('log-buffer-size');
+  if (logBufferSize !== undefined) {
+    try { logBufferBytes = parseByteSize('log-buffer-size', logBufferSize); } catch (e) { throw new UsageError((e as Error).message); }
   }
   let connection;
-  if (v.config !== undefined) {
-    try { connection = loadMeshconfig(v.config); } catch (e) { throw new UsageError(`--config: ${(e as Error).message}`); }
+  const config = v('config');
+  if (config !== undefined) {
+    try { connection = loadMeshconfig(config); } catch (e) { throw new UsageError(`--config: ${(e as Error).message}`); }
   }
+  const [name, root, site] = [v('name'), v('root'), v('site')];
   return {
-    stateDir: v['state-dir'],
-    ...(v.name !== undefined ? { nodeName: v.name } : {}),
-    ...(v.root !== undefined ? { root: v.root } : {}),
-    ...(v.site !== undefined ? { site: v.site } : {}),
+    stateDir,
+    ...(name !== undefined ? { nodeName: name } : {}),
+    ...(root !== undefined ? { root } : {}),
+    ...(site !== undefined ? { site } : {}),
     ...(connection ? { connection } : {}),
-    reconcileIntervalMs: parseDuration('reconcile-interval', v['reconcile-interval'] ?? '5s'),
-    heartbeatIntervalMs: parseDuration('heartbeat-interval', v['heartbeat-interval'] ?? '10s'),
-    metricsListen: v['metrics-listen'] ?? '127.0.0.1:0',
-    stopServicesOnExit: v['stop-services-on-exit'] ?? false,
+    reconcileIntervalMs: durationFlag('reconcile-interval', v('reconcile-interval') ?? '5s'),
+    heartbeatIntervalMs: durationFlag('heartbeat-interval', v('heartbeat-interval') ?? '10s'),
+    metricsListen: metricsListen ?? '127.0.0.1:0',
+    stopServicesOnExit: args.bool('stop-services-on-exit'),
     ...(logBufferBytes !== undefined ? { logBufferBytes } : {}),
   };
 }

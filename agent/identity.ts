@@ -5,6 +5,7 @@
  * or root: the store's inventory belongs to that node and resolves under that root.
  */
 import { resolve } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import type { ClientConfig } from '../api/client/types.ts';
 import type { AgentIdentity } from './store/agent-store.ts';
 
@@ -41,5 +42,5 @@ export function resolveIdentity(stored: AgentIdentity | undefined, input: Identi
     ...(conn.token ? { token: conn.token } : {}),
     ...(site ? { site } : {}),
   };
-  return { identity, changed: JSON.stringify(identity) !== JSON.stringify(stored) };
+  return { identity, changed: !isDeepStrictEqual(identity, stored) };
 }

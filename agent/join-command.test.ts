@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { UsageError } from './cli-args.ts';
+import { UsageError } from '../api/meta/usage-error.ts';
 import { DEFAULT_STATE_DIR, parseJoinCommand } from './join-command.ts';
 import { ensureNodeKey, nodeKeyPath } from './node-key.ts';
 

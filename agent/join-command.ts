@@ -5,10 +5,11 @@
  * one line on stderr saying why; a bad command line exits 2.
  */
 import { hostname } from 'node:os';
-import { parseArgs } from 'node:util';
+import { parseArgs, refusePositionals, unknownOption, type FlagSpec } from '../api/meta/flags.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import type { AgentOptions } from './agent.ts';
-import { UsageError, parseCommandLine } from './cli-args.ts';
+import { EXIT_USAGE, UsageError } from '../api/meta/usage-error.ts';
+import { parseCommandLine } from './cli-args.ts';
 import { joinMesh } from './join.ts';
 
 /** Where a joined agent keeps its state when --state-dir is not given. */
@@ -50,33 +51,30 @@ export interface JoinCommand {
 
 const RUN_FLAGS = ['reconcile-interval', 'heartbeat-interval', 'metrics-listen'] as const;
 
+/** The flags of `mesh-agent join` (the help is JOIN_USAGE). */
+const JOIN_FLAGS: FlagSpec[] = [
+  ...['server', 'token', 'ca-hash', 'name', 'site', 'state-dir', 'root', ...RUN_FLAGS].map((name): FlagSpec => ({ name, type: 'string' })),
+  ...['no-run', 'stop-services-on-exit'].map((name): FlagSpec => ({ name, type: 'boolean' })),
+  { name: 'help', short: 'h', type: 'boolean' },
+];
+
 /** Parses `mesh-agent join …` (the words after `join`); 'help' for --help; throws UsageError. */
 export function parseJoinCommand(argv: string[]): JoinCommand | 'help' {
-  let v;
-  try {
-    ({ values: v } = parseArgs({
-      args: argv, allowPositionals: false, strict: true,
-      options: {
-        server: { type: 'string' }, token: { type: 'string' }, 'ca-hash': { type: 'string' }, name: { type: 'string' },
-        site: { type: 'string' }, 'state-dir': { type: 'string' }, root: { type: 'string' }, 'no-run': { type: 'boolean' },
-        'reconcile-interval': { type: 'string' }, 'heartbeat-interval': { type: 'string' }, 'metrics-listen': { type: 'string' },
-        'stop-services-on-exit': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  if (v.help) return 'help';
-  for (const f of ['server', 'token', 'ca-hash'] as const) if (!v[f]) throw new UsageError(`--${f} is required (copy the command from \`meshctl token create\`)`);
-  const stateDir = v['state-dir'] ?? DEFAULT_STATE_DIR;
+  const args = parseArgs(argv, JOIN_FLAGS, { unknownFlag: unknownOption });
+  if (args.bool('help')) return 'help';
+  refusePositionals(args);
+  const v = (name: string): string | undefined => args.str(name);
+  for (const f of ['server', 'token', 'ca-hash']) if (!v(f)) throw new UsageError(`--${f} is required (copy the command from \`meshctl token create\`)`);
+  const stateDir = v('state-dir') ?? DEFAULT_STATE_DIR;
   const runArgv = ['run', '--state-dir', stateDir];
-  for (const f of RUN_FLAGS) if (v[f] !== undefined) runArgv.push(`--${f}`, v[f]);
-  if (v['stop-services-on-exit']) runArgv.push('--stop-services-on-exit');
+  for (const f of RUN_FLAGS) if (v(f) !== undefined) runArgv.push(`--${f}`, v(f)!);
+  if (args.bool('stop-services-on-exit')) runArgv.push('--stop-services-on-exit');
   const run = parseCommandLine(runArgv) as AgentOptions;
+  const [site, root] = [v('site'), v('root')];
   return {
-    server: v.server!, token: v.token!, caHash: v['ca-hash']!, nodeName: v.name ?? hostname().toLowerCase(), stateDir,
-    ...(v.site !== undefined ? { site: v.site } : {}), ...(v.root !== undefined ? { root: v.root } : {}),
-    ...(v['no-run'] ? {} : { run }),
+    server: v('server')!, token: v('token')!, caHash: v('ca-hash')!, nodeName: v('name') ?? hostname().toLowerCase(), stateDir,
+    ...(site !== undefined ? { site } : {}), ...(root !== undefined ? { root } : {}),
+    ...(args.bool('no-run') ? {} : { run }),
   };
 }
 
@@ -87,7 +85,7 @@ export async function joinCommand(argv: string[], deps: { logger: Logger; runAge
     cmd = parseJoinCommand(argv);
   } catch (e) {
     process.stderr.write(`mesh-agent join: ${(e as Error).message}\n\n${JOIN_USAGE}`);
-    return 2;
+    return EXIT_USAGE;
   }
   if (cmd === 'help') { process.stdout.write(JOIN_USAGE); return 0; }
   try {

@@ -9,7 +9,7 @@
  *   4. Save the identity — server, CA and the node credential the control plane returned — in the agent's
  *      store (files 0600), so `mesh-agent run --state-dir DIR` needs nothing else.
  */
-import { createHash, createPublicKey } from 'node:crypto';
+import { caPin } from '../api/meta/ca-pin.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import { resolveIdentity } from './identity.ts';
 import { JoinError, joinRequest } from './join-http.ts';
@@ -72,11 +72,6 @@ function checkInputs(opts: JoinMeshOptions): string {
   if (!TOKEN.test(opts.token)) throw new JoinError('--token must look like abcdef.0123456789abcdef ([a-z0-9]{6}.[a-z0-9]{16}), as `meshctl token create` prints it');
   if (!PIN.test(opts.caHash.toLowerCase())) throw new JoinError(`--ca-hash must be sha256:<64 hex digits>, as \`meshctl token create\` prints it, not "${opts.caHash}"`);
   return url.origin;
-}
-
-/** The CA pin of a CA certificate (same as api/server/pki/pki.ts `caPublicKeyHash`, with node:crypto only). */
-export function caPin(caPem: string): string {
-  return `sha256:${createHash('sha256').update(createPublicKey(caPem).export({ type: 'spki', format: 'der' })).digest('hex')}`;
 }
 
 async function fetchPinnedCa(server: string, pin: string, timeoutMs: number | undefined): Promise<string> {

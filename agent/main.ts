@@ -9,6 +9,7 @@ import { createAgent, type AgentOptions } from './agent.ts';
 import { parseCommandLine, USAGE } from './cli-args.ts';
 import { joinCommand } from './join-command.ts';
 import { createJsonLogger, type Logger } from '../api/meta/logger.ts';
+import { EXIT_USAGE } from '../api/meta/usage-error.ts';
 
 async function main(argv: string[]): Promise<void> {
   if (argv[0] === 'join') {
@@ -22,7 +23,7 @@ async function main(argv: string[]): Promise<void> {
     opts = parseCommandLine(argv);
   } catch (e) {
     process.stderr.write(`mesh-agent: ${(e as Error).message}\n\n${USAGE}`);
-    process.exit(2);
+    process.exit(EXIT_USAGE);
   }
   if (opts === 'help') { process.stdout.write(USAGE); return; }
   await runAgent(opts, createJsonLogger());

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createAgentMetrics, parseListen, serveMetrics } from './metrics.ts';
+import { parseHostPort } from '../api/meta/host-port.ts';
+import { createAgentMetrics, serveMetrics } from './metrics.ts';
 import { metricValue } from './testing.ts';
 
 test('metrics: text exposition 0.0.4 with every agent metric, HELP/TYPE once per family', () => {
@@ -56,8 +57,8 @@ test('metrics: the endpoint serves /metrics, /healthz (503 when not ok) and 404 
 });
 
 test('metrics: --metrics-listen addresses', () => {
-  assert.deepEqual(parseListen('127.0.0.1:0'), { host: '127.0.0.1', port: 0 });
-  assert.deepEqual(parseListen('[::1]:9100'), { host: '::1', port: 9100 });
-  assert.throws(() => parseListen('9100'), /HOST:PORT/);
-  assert.throws(() => parseListen('h:70000'), /HOST:PORT/);
+  assert.deepEqual(parseHostPort('127.0.0.1:0'), { host: '127.0.0.1', port: 0 });
+  assert.deepEqual(parseHostPort('[::1]:9100'), { host: '::1', port: 9100 });
+  assert.throws(() => parseHostPort('9100'), /HOST:PORT/);
+  assert.throws(() => parseHostPort('h:70000'), /HOST:PORT/);
 });

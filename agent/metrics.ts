@@ -12,6 +12,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { formatHostPort, parseHostPort } from '../api/meta/host-port.ts';
 
 /** How a reconcile ended: every resource Applied, some not, or the reconcile itself threw. */
 export type ReconcileOutcome = 'success' | 'failure' | 'error';
@@ -95,17 +96,9 @@ export interface ServeMetricsOptions {
   health(): { ok: boolean };
 }
 
-/** Parses `HOST:PORT` (`[::1]:0` for IPv6); throws a readable Error. */
-export function parseListen(listen: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(listen);
-  const port = Number(m?.[3]);
-  if (!m || port > 65535) throw new Error(`expected HOST:PORT such as 127.0.0.1:9100, not "${listen}"`);
-  return { host: (m[1] ?? m[2])!, port };
-}
-
 /** Serves `/metrics` and `/healthz` on `listen`. */
 export async function serveMetrics(opts: ServeMetricsOptions): Promise<MetricsServer> {
-  const { host, port } = parseListen(opts.listen);
+  const { host, port } = parseHostPort(opts.listen);
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -124,9 +117,8 @@ export async function serveMetrics(opts: ServeMetricsOptions): Promise<MetricsSe
     server.listen(port, host, () => { server.off('error', reject); resolve(); });
   });
   const bound = (server.address() as AddressInfo).port;
-  const shown = host.includes(':') ? `[${host}]` : host;
   return {
-    url: `http://${shown}:${bound}`,
+    url: `http://${formatHostPort(host, bound)}`,
     port: bound,
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };

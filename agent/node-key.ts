@@ -7,7 +7,8 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { atomicWriteFile, errnoCode } from './drivers/fs-util.ts';
+import { writeFileAtomic } from '../api/meta/atomic-file.ts';
+import { errnoCode } from './drivers/fs-util.ts';
 
 /** The path of the node key in a state directory. */
 export function nodeKeyPath(stateDir: string): string {
@@ -42,7 +43,7 @@ export async function ensureNodeKey(stateDir: string): Promise<NodeKey> {
   }
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  await atomicWriteFile(path, privateKey.export({ type: 'pkcs8', format: 'pem' }), 0o600);
+  await writeFileAtomic(path, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
   await chmod(path, 0o600);
   return { publicKey: spki(publicKey), created: true };
 }

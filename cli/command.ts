@@ -3,7 +3,7 @@
  * only when it runs (see the command map in main.ts).
  */
 import type { HttpClient } from '../api/client/http-client.ts';
-import type { FlagSpec, ParsedArgs } from './args.ts';
+import type { FlagSpec, ParsedArgs } from '../api/meta/flags.ts';
 
 /** What a command gets when it runs. */
 export interface CommandContext {
@@ -50,7 +50,7 @@ export const FLAGS = {
 export function commandHelp(cmd: Command): string {
   const flags = [...cmd.flags, ...GLOBAL_FLAGS].map((f) => {
     const names = `${f.short ? `-${f.short}, ` : '    '}--${f.name}${f.type === 'boolean' ? '' : ` ${f.arg ?? 'VALUE'}`}`;
-    return `  ${names.padEnd(34)} ${f.help}`;
+    return `  ${names.padEnd(34)} ${f.help ?? ''}`;
   });
   const examples = cmd.examples?.length ? `\nExamples:\n${cmd.examples.map((e) => `  ${e}`).join('\n')}\n` : '';
   return `${cmd.description}\n\nUsage:\n  meshctl ${cmd.usage}\n${examples}\nFlags:\n${flags.join('\n')}\n`;

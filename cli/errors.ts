@@ -10,19 +10,13 @@
  * A stack trace is printed only with MESHCTL_DEBUG=1.
  */
 import { ApiError } from '../api/meta/api-error.ts';
+import { EXIT_USAGE } from '../api/meta/usage-error.ts';
+
+export { EXIT_USAGE, UsageError } from '../api/meta/usage-error.ts';
 
 /** Exit codes (see the file comment). */
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
-export const EXIT_USAGE = 2;
-
-/** A mistake in the command line: printed with a hint to `-h`, exit code 2. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
 
 /** A failure detected by meshctl itself (not the server), printed as `error: <message>`, exit code 1. */
 export class CliError extends Error {

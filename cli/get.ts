@@ -4,7 +4,7 @@
  */
 import { isReason } from '../api/meta/api-error.ts';
 import type { KubeObject } from '../api/meta/types.ts';
-import type { ParsedArgs } from './args.ts';
+import type { ParsedArgs } from '../api/meta/flags.ts';
 import { FLAGS, type Command, type CommandContext } from './command.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError, formatError } from './errors.ts';
 import { renderObjects, type ObjectFormat } from './printers/output.ts';

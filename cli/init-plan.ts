@@ -13,6 +13,7 @@ import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { KubeObject } from '../api/meta/types.ts';
 import { API_VERSION } from '../api/meta/types.ts';
+import { parseHostPort, type HostPort } from '../api/meta/host-port.ts';
 import { MESHCTL_VERSION } from '../api/server/http/version.ts';
 import {
   CONTROL_PLANE_MODULE, OVERLAY_HUB_MODULE, controlPlaneModule, overlayHubModule, roleAssignment,
@@ -62,11 +63,11 @@ export function defaultControlPlaneCommand(script: string | undefined = process.
 }
 
 /** Splits `HOST:PORT` (`[::1]:6443` too); the port must be fixed (1–65535): agents are told it. */
-export function parseListen(listen: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]*)\]|([^:]*)):(\d{1,5})$/.exec(listen);
-  const port = Number(m?.[3]);
-  if (!m || !(port >= 1 && port <= 65535)) throw new UsageError(`--listen must be HOST:PORT with a port from 1 to 65535 (e.g. 0.0.0.0:6443), not "${listen}"`);
-  return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
+export function parseListen(listen: string): HostPort {
+  let parsed: HostPort | undefined;
+  try { parsed = parseHostPort(listen, { defaultHost: '0.0.0.0' }); } catch { /* reported below */ }
+  if (!parsed || parsed.port < 1) throw new UsageError(`--listen must be HOST:PORT with a port from 1 to 65535 (e.g. 0.0.0.0:6443), not "${listen}"`);
+  return parsed;
 }
 
 /** Resolves the flags into a plan; a bad flag is a UsageError. */

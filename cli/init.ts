@@ -2,7 +2,7 @@
  * `meshctl init`: makes this machine the mesh's control-plane node (ADR 0053: declared, never elected).
  * Run once, before any control plane runs here. It creates the CA, the serving certificate and the admin
  * credential (api/server/pki/first-start.ts), seeds the control plane's store (init-store.ts) and hands this
- * node's agent its first Declaration (api/client/agent-bootstrap.ts): the agent then runs the control plane
+ * node's agent its first Declaration (api/wire/agent-bootstrap.ts): the agent then runs the control plane
  * as a supervised service, like any module (ADR 0002).
  *
  * A second init on an initialised data directory changes nothing and fails: there is no `--force`, since
@@ -10,10 +10,11 @@
  */
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { agentBootstrapPath, renderAgentBootstrap } from '../api/client/agent-bootstrap.ts';
-import { writeFileAtomic } from '../api/server/atomic-file.ts';
+import { agentBootstrapPath, renderAgentBootstrap } from '../api/wire/agent-bootstrap.ts';
+import { writeFileAtomic } from '../api/meta/atomic-file.ts';
+import { caPin } from '../api/meta/ca-pin.ts';
 import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/pki/first-start.ts';
-import { caPublicKeyHash, certInfo } from '../api/server/pki/pki.ts';
+import { certInfo } from '../api/server/pki/pki.ts';
 import { serverUrl } from '../api/server/pki/serving-names.ts';
 import type { KubeObject } from '../api/meta/types.ts';
 import type { Command, CommandContext } from './command.ts';
@@ -64,14 +65,14 @@ async function run(ctx: CommandContext): Promise<number> {
     const seeded = await seedStore(store, plan);
     const bootstrap = agentBootstrapPath(plan.agentStateDir);
     mkdirSync(plan.agentStateDir, { recursive: true, mode: 0o700 });
-    writeFileAtomic(bootstrap, renderAgentBootstrap({
+    await writeFileAtomic(bootstrap, renderAgentBootstrap({
       nodeName: plan.node, ...(plan.site ? { site: plan.site } : {}),
       connection: { server: url, caData: files.ca.certPem, token: seeded.credential }, declaration: seeded.declaration,
-    }), 0o600);
+    }), { mode: 0o600 });
     await finishInit(store, plan);
     const names = certInfo(files.serving.certPem);
     ctx.out(nextSteps({
-      plan, url, meshconfig: files.meshconfigPath, bootstrap, caHash: caPublicKeyHash(files.ca.certPem),
+      plan, url, meshconfig: files.meshconfigPath, bootstrap, caHash: caPin(files.ca.certPem),
       certNames: [...names.dnsNames, ...names.ipAddresses],
     }));
     return EXIT_OK;

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { HttpTransport, errorFromResponse, readBody } from '../api/client/http-transport.ts';
-import { logsPath, type ServiceLogList } from '../api/server/log-wire.ts';
+import { logsPath, type ServiceLogList } from '../api/wire/log-wire.ts';
 import type { Command, CommandContext } from './command.ts';
 import { loadConfig } from './config.ts';
 import { CliError, EXIT_OK, UsageError } from './errors.ts';

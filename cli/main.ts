@@ -3,7 +3,7 @@
  * (dynamic import) so that start-up stays close to bare `node`; exit codes are documented in errors.ts.
  */
 import type { HttpClient } from '../api/client/http-client.ts';
-import { parseArgs } from './args.ts';
+import { parseArgs } from '../api/meta/flags.ts';
 import { clientFor } from './client.ts';
 import { GLOBAL_FLAGS, commandHelp, type Command, type CommandContext } from './command.ts';
 import { EXIT_OK, UsageError, reportError } from './errors.ts';

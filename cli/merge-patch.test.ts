@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { applyMergePatch, deepEqual, threeWayMergePatch } from './merge-patch.ts';
+import { isDeepStrictEqual } from 'node:util';
+import { applyMergePatch, threeWayMergePatch } from './merge-patch.ts';
 
 test('unchanged manifest and no drift: empty patch', () => {
   const manifest = { spec: { a: 1, list: [1, 2] }, metadata: { name: 'x' } };
@@ -24,8 +25,8 @@ test('without a last-applied manifest nothing is deleted, drift on applied field
 
 test('lists are replaced whole; key order does not matter', () => {
   assert.deepEqual(threeWayMergePatch({ l: [1, 2] }, { l: [2, 1] }, { l: [1, 2] }), { l: [2, 1] });
-  assert.ok(deepEqual({ a: 1, b: { c: [1, { d: 2 }] } }, { b: { c: [1, { d: 2 }] }, a: 1 }));
-  assert.ok(!deepEqual({ a: 1 }, { a: 1, b: undefined }));
+  assert.ok(isDeepStrictEqual({ a: 1, b: { c: [1, { d: 2 }] } }, { b: { c: [1, { d: 2 }] }, a: 1 }));
+  assert.ok(!isDeepStrictEqual({ a: 1 }, { a: 1, b: undefined }));
 });
 
 test('applyMergePatch follows RFC 7386 examples', () => {

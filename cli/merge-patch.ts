@@ -5,6 +5,7 @@
  * last-applied manifest but are gone from the new one are deleted (`null`), and fields the manifest never
  * mentioned (set by the server or by others) are left alone. Lists are replaced whole.
  */
+import { isDeepStrictEqual } from 'node:util';
 
 /** A JSON object (not an array, not null). */
 export type JsonObject = Record<string, unknown>;
@@ -14,25 +15,13 @@ export function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Structural equality of JSON values (key order does not matter). */
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
-  }
-  if (!isObject(a) || !isObject(b)) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  return ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && deepEqual(a[k], b[k]));
-}
-
 /** The patch setting every field of `modified` that differs from `current` (no deletions). */
 export function changesPatch(current: unknown, modified: JsonObject): JsonObject {
   const patch: JsonObject = {};
   const cur = isObject(current) ? current : {};
   for (const [k, v] of Object.entries(modified)) {
     const has = Object.prototype.hasOwnProperty.call(cur, k);
-    if (v === null ? !has : has && deepEqual(cur[k], v)) continue;
+    if (v === null ? !has : has && isDeepStrictEqual(cur[k], v)) continue;
     if (isObject(v) && isObject(cur[k])) {
       const sub = changesPatch(cur[k], v);
       if (Object.keys(sub).length) patch[k] = sub;

@@ -2,23 +2,17 @@
  * `meshctl token create`: asks the control plane for a new JoinToken (the server picks the id and the
  * secret and returns the whole token once, in the `X-Meshctl-Join-Token` response header), reads the CA
  * from `/cluster-info` and prints the token with the full `mesh-agent join` command, CA pin included.
- * The pin is computed with node:crypto (no X.509 library at start-up): sha256 of the CA's SPKI DER.
+ * The pin is api/meta/ca-pin.ts (node:crypto only, no X.509 library at start-up).
  */
-import { createHash, createPublicKey } from 'node:crypto';
 import { isIP } from 'node:net';
 import { HttpTransport, errorFromResponse, readBody } from '../api/client/http-transport.ts';
 import type { ClientConfig } from '../api/client/types.ts';
+import { caPin } from '../api/meta/ca-pin.ts';
 import { API_VERSION, GROUP, VERSION, type KubeObject } from '../api/meta/types.ts';
 import { CliError } from './errors.ts';
 
 /** The response header carrying a new token (api/server/access/join-token-lifecycle.ts). */
 const TOKEN_HEADER = 'x-meshctl-join-token';
-
-/** The CA pin of a CA certificate: `sha256:<hex of its SubjectPublicKeyInfo DER>` (kubeadm's discovery hash). */
-export function caHash(caPem: string): string {
-  const spki = createPublicKey(caPem).export({ type: 'spki', format: 'der' });
-  return `sha256:${createHash('sha256').update(spki).digest('hex')}`;
-}
 
 /** What `token create` made. */
 export interface CreatedToken {
@@ -52,7 +46,7 @@ export async function createToken(opts: CreateTokenOptions): Promise<CreatedToke
     const token = res.headers[TOKEN_HEADER];
     if (typeof token !== 'string') throw new CliError(`the control plane created jointoken ${created.metadata.name} but returned no token; delete it with \`meshctl token delete ${created.metadata.name}\``);
     const server = typeof info.server === 'string' ? info.server : opts.config.server;
-    const pin = caHash(info.ca);
+    const pin = caPin(info.ca);
     return {
       token, name: created.metadata.name ?? '', server, caHash: pin,
       ...(created.status?.expiresAt ? { expiresAt: created.status.expiresAt } : {}),

@@ -5,7 +5,6 @@
  */
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { createApp } from '../api/server/app.ts';
 import { meshAccess } from '../api/server/access/mesh-access.ts';
 import { ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/pki/first-start.ts';
@@ -20,6 +19,9 @@ import { checkControlPlaneNode } from './check-control-plane-node.ts';
 import { createNodeController } from './node-controller.ts';
 import { createManager } from './runtime/manager.ts';
 import { createJsonLogger } from '../api/meta/logger.ts';
+import { parseArgs, refusePositionals, unknownOption, type FlagSpec } from '../api/meta/flags.ts';
+import { parseHostPort, type HostPort } from '../api/meta/host-port.ts';
+import { EXIT_USAGE, UsageError } from '../api/meta/usage-error.ts';
 
 const USAGE = `Usage: mesh-control-plane [--data-dir DIR] [--listen HOST:PORT] [--node NAME] [--san NAME]... [--restore] [--insecure-http]
 
@@ -39,33 +41,30 @@ Runs the meshctl control plane: the API server and its store.
 /** The parsed command line. */
 interface Flags { dataDir: string; host: string; port: number; insecureHttp: boolean; node: string; sans: string[]; restore: boolean }
 
-class UsageError extends Error {}
+/** The flags (the help is USAGE). */
+const FLAG_SPECS: FlagSpec[] = [
+  { name: 'data-dir', type: 'string' }, { name: 'listen', type: 'string' }, { name: 'node', type: 'string' }, { name: 'san', type: 'strings' },
+  { name: 'insecure-http', type: 'boolean' }, { name: 'restore', type: 'boolean' }, { name: 'help', short: 'h', type: 'boolean' },
+];
 
 function parseFlags(argv: string[]): Flags | 'help' {
-  let values;
+  const args = parseArgs(argv, FLAG_SPECS, { unknownFlag: unknownOption });
+  if (args.bool('help')) return 'help';
+  refusePositionals(args);
+  let listen: HostPort;
   try {
-    ({ values } = parseArgs({
-      args: argv, allowPositionals: false, strict: true,
-      options: {
-        'data-dir': { type: 'string' }, listen: { type: 'string' }, 'insecure-http': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
-        node: { type: 'string' }, san: { type: 'string', multiple: true }, restore: { type: 'boolean' },
-      },
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
+    listen = parseHostPort(args.str('listen') ?? '127.0.0.1:6443', { defaultHost: '0.0.0.0' });
+  } catch {
+    throw new UsageError(`--listen must be HOST:PORT (e.g. 127.0.0.1:6443 or [::1]:6443), not "${args.str('listen')}"`);
   }
-  if (values.help) return 'help';
-  const m = /^(?:\[([^\]]*)\]|([^:]*)):(\d{1,5})$/.exec(values.listen ?? '127.0.0.1:6443');
-  const port = Number(m?.[3]);
-  if (!m || port > 65535) throw new UsageError(`--listen must be HOST:PORT (e.g. 127.0.0.1:6443 or [::1]:6443), not "${values.listen}"`);
-  const host = m[1] ?? (m[2] || '0.0.0.0');
-  const insecureHttp = values['insecure-http'] ?? false;
+  const { host, port } = listen;
+  const insecureHttp = args.bool('insecure-http');
   if (insecureHttp && !isLoopback(host)) {
     throw new UsageError(`--insecure-http serves plain HTTP and is allowed only on a loopback address (127.0.0.0/8, ::1, localhost), not "${host}"`);
   }
   return {
-    dataDir: values['data-dir'] ?? join('.meshctl', 'control-plane'), host, port, insecureHttp,
-    node: values.node ?? hostname().toLowerCase(), sans: values.san ?? [], restore: values.restore ?? false,
+    dataDir: args.str('data-dir') ?? join('.meshctl', 'control-plane'), host, port, insecureHttp,
+    node: args.str('node') ?? hostname().toLowerCase(), sans: args.list('san'), restore: args.bool('restore'),
   };
 }
 
@@ -110,7 +109,7 @@ async function main(argv: string[]): Promise<void> {
     flags = parseFlags(argv);
   } catch (e) {
     process.stderr.write(`mesh-control-plane: ${(e as Error).message}\n\n${USAGE}`);
-    process.exit(2);
+    process.exit(EXIT_USAGE);
   }
   if (flags === 'help') { process.stdout.write(USAGE); return; }
   try {

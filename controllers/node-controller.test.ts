@@ -10,6 +10,7 @@ import { createClient, type HttpClient } from '../api/client/http-client.ts';
 import type { Client } from '../api/client/types.ts';
 import { ApiError } from '../api/meta/api-error.ts';
 import { createJsonLogger, silentLogger } from '../api/meta/logger.ts';
+import { rfc3339 } from '../api/meta/timestamp.ts';
 import type { Condition, KubeObject } from '../api/meta/types.ts';
 import type { NodeStatus } from '../api/v1alpha1/generated/index.ts';
 import { startServer, type TestServer } from '../test/harness.ts';
@@ -19,7 +20,7 @@ import { createManager } from './runtime/manager.ts';
 
 const T0 = Date.parse('2030-01-01T00:00:00Z');
 const S = 1000;
-const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+const iso = rfc3339;
 
 let server: TestServer;
 let client: HttpClient;

@@ -16,6 +16,7 @@ import type { Client } from '../api/client/types.ts';
 import { findCondition, setCondition } from '../api/meta/conditions.ts';
 import type { Condition, KubeObject } from '../api/meta/types.ts';
 import type { Logger } from '../api/meta/logger.ts';
+import { rfc3339 } from '../api/meta/timestamp.ts';
 import type { Declaration, Mesh, Node, NodeStatus } from '../api/v1alpha1/generated/index.ts';
 import {
   DECLARATION_APPLIED, HeartbeatTracker, REACHABLE, declarationVerdict, gracePeriodMs, reachabilityVerdict, type Verdict,
@@ -69,11 +70,6 @@ export function createNodeController(opts: NodeControllerOptions): Controller {
       { informer: caches.meshes, keys: () => caches.nodes.list().map((n) => n.metadata.name ?? '') },
     ],
   });
-}
-
-/** An RFC 3339 timestamp with second precision. */
-function timestamp(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /**
@@ -152,9 +148,9 @@ class NodeReconciler implements Reconciler {
       declarationApplied: findCondition(decl?.status?.conditions, 'Applied'),
       agentHoldsCurrent: decl !== undefined && decl.status?.observedGeneration === decl.metadata.generation,
     });
-    const lastSeen = heard !== undefined ? timestamp(heard) : status.lastSeen;
+    const lastSeen = heard !== undefined ? rfc3339(heard) : status.lastSeen;
     const next = nextNodeStatus(status, {
-      lastSeen, reachable: reach, declaration, desiredGeneration: decl?.spec.generation, generation: node.metadata.generation ?? 0, now: timestamp(now),
+      lastSeen, reachable: reach, declaration, desiredGeneration: decl?.spec.generation, generation: node.metadata.generation ?? 0, now: rfc3339(now),
     });
     if (!isDeepStrictEqual(status, next)) await this.write(node, next);
     return reach.recheckInMs !== undefined ? { requeueAfter: Math.max(1, Math.ceil(reach.recheckInMs)) } : undefined;

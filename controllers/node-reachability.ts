@@ -7,6 +7,7 @@
  * status (HeartbeatTracker), and the observation time — never the agent's clock — becomes `lastSeen`.
  */
 import type { Condition } from '../api/meta/types.ts';
+import { parseDuration } from '../api/meta/duration.ts';
 import { humanDuration } from '../api/meta/human-duration.ts';
 import type { Mesh } from '../api/v1alpha1/generated/index.ts';
 
@@ -26,21 +27,15 @@ export interface Verdict {
   message: string;
 }
 
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** Parses a Go duration (`40s`, `1m30s`, `500ms`, `1.5h`) into milliseconds; undefined when it is not one. */
-export function parseDuration(text: string): number | undefined {
-  if (text === '0') return 0;
-  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)];
-  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) return undefined;
-  return parts.reduce((sum, p) => sum + Number(p[1]) * (UNIT_MS[p[2] as string] as number), 0);
-}
-
 /** The Mesh's spec.reachabilityGracePeriod in ms; the default when unset, unparsable or not positive. */
 export function gracePeriodMs(mesh: Mesh | undefined): number {
   const text = mesh?.spec?.reachabilityGracePeriod;
-  const ms = text === undefined ? undefined : parseDuration(text);
-  return ms !== undefined && ms > 0 ? ms : DEFAULT_GRACE_MS;
+  if (text === undefined) return DEFAULT_GRACE_MS;
+  try {
+    return parseDuration(text);
+  } catch {
+    return DEFAULT_GRACE_MS;
+  }
 }
 
 /** A duration for a message: `47s`, `3m10s` (kubectl style), or `500ms` below a second. */

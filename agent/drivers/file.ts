@@ -8,7 +8,8 @@ import { createHash } from 'node:crypto';
 import { dirname } from 'node:path';
 import type { FileSpec } from '../../api/v1alpha1/generated/host-resource.ts';
 import type { Change, Driver, Observed, RemoveOutcome } from '../engine/types.ts';
-import { atomicWriteFile, errnoCode, formatMode, fsyncDir, parseMode, pathKey } from './fs-util.ts';
+import { fsyncDir, writeFileAtomic } from '../../api/meta/atomic-file.ts';
+import { errnoCode, formatMode, parseMode, pathKey } from './fs-util.ts';
 import { lstatPath } from './directory.ts';
 import { resolveUnderRoot } from './resolve-under-root.ts';
 
@@ -91,7 +92,7 @@ export const fileDriver: Driver<FileSpec, FileObserved> = {
       return;
     }
     try {
-      await atomicWriteFile(abs, content, mode);
+      await writeFileAtomic(abs, content, { mode });
     } catch (e) {
       if (errnoCode(e) === 'ENOENT') throw new Error(`parent directory ${dirname(spec.path)} of ${spec.path} does not exist (declare a Directory before this File)`);
       throw e;

@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { mkdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RestartPolicy } from '../../api/v1alpha1/generated/host-resource.ts';
-import { atomicWriteFile, errnoCode } from './fs-util.ts';
+import { writeFileAtomic } from '../../api/meta/atomic-file.ts';
+import { errnoCode } from './fs-util.ts';
 
 /** What the supervisor remembers about a service's process, durably, across agent restarts. */
 export interface ProcessRecord {
@@ -54,7 +55,7 @@ export async function readRecord(stateDir: string, id: string): Promise<ProcessR
 /** Writes a service's pid file atomically and durably. */
 export async function writeRecord(stateDir: string, rec: ProcessRecord): Promise<void> {
   await mkdir(join(stateDir, 'services'), { recursive: true });
-  await atomicWriteFile(recordPath(stateDir, rec.id), JSON.stringify(rec, null, 2) + '\n', 0o600);
+  await writeFileAtomic(recordPath(stateDir, rec.id), JSON.stringify(rec, null, 2) + '\n', { mode: 0o600 });
 }
 
 /** Deletes a service's pid file (absent is fine). */

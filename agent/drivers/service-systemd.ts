@@ -8,7 +8,8 @@ import { mkdir, readFile, unlink } from 'node:fs/promises';
 import { dirname, posix } from 'node:path';
 import type { ServiceSpec } from '../../api/v1alpha1/generated/host-resource.ts';
 import type { Change, Driver, Observed } from '../engine/types.ts';
-import { atomicWriteFile, errnoCode, fsyncDir } from './fs-util.ts';
+import { fsyncDir, writeFileAtomic } from '../../api/meta/atomic-file.ts';
+import { errnoCode } from './fs-util.ts';
 import { resolveUnderRoot } from './resolve-under-root.ts';
 import { checkServiceSpec } from './service-process.ts';
 import { UNIT_MARKER, renderUnit, unitName } from './systemd-unit.ts';
@@ -84,7 +85,7 @@ export function createSystemdServiceDriver(opts: SystemdDriverOptions = {}): Dri
       }
       const path = await unitPath(ctx.root, unit);
       await mkdir(dirname(path), { recursive: true });
-      await atomicWriteFile(path, text, 0o644);
+      await writeFileAtomic(path, text, { mode: 0o644 });
       await systemctl('daemon-reload');
       if (observed.exists) await systemctl('restart', unit);
       else await systemctl('enable', '--now', unit);

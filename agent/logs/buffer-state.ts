@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { atomicWriteFile, errnoCode } from '../drivers/fs-util.ts';
+import { writeFileAtomic } from '../../api/meta/atomic-file.ts';
+import { errnoCode } from '../drivers/fs-util.ts';
 import type { Pos } from './buffer-segments.ts';
 import type { DropCount } from './log-entry.ts';
 
@@ -55,7 +56,7 @@ export async function loadState(dir: string): Promise<BufferState | undefined> {
 
 /** Replaces the state file (durable on resolve). */
 export async function saveState(dir: string, state: BufferState): Promise<void> {
-  await atomicWriteFile(statePath(dir), JSON.stringify(state) + '\n', 0o600);
+  await writeFileAtomic(statePath(dir), JSON.stringify(state) + '\n', { mode: 0o600 });
 }
 
 /** Adds a drop of one line of `service` to the counts. */

@@ -9,8 +9,8 @@
  */
 import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fsyncDir } from '../../api/meta/atomic-file.ts';
 import { createSerial } from '../../api/meta/serial.ts';
-import { fsyncDir } from '../drivers/fs-util.ts';
 import type { Logger } from '../engine/types.ts';
 import {
   comparePos, encodeRecord, lastSeqOf, listSegments, readRecords, repairTail, segmentName, type Pos, type Segment,

@@ -16,7 +16,7 @@ import { HttpTransport, isUnreachable } from '../../api/client/http-transport.ts
 import type { ClientConfig } from '../../api/client/types.ts';
 import { ApiError } from '../../api/meta/api-error.ts';
 import { Backoff, realClock, sleep, type Clock, type TimerHandle } from '../../api/meta/clock.ts';
-import { logsPath, type LogPost } from '../../api/server/log-wire.ts';
+import { logsPath, type LogPost } from '../../api/wire/log-wire.ts';
 import type { Logger } from '../engine/types.ts';
 import type { Reachability } from '../sync/reachability.ts';
 import { DEFAULT_LOG_BUFFER_BYTES, openLogBuffer, type Batch, type LogBuffer, type ServiceDrops } from './log-buffer.ts';

@@ -12,7 +12,9 @@
  */
 import { readdir, readFile, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { atomicWriteFile, errnoCode } from '../drivers/fs-util.ts';
+import { isDeepStrictEqual } from 'node:util';
+import { writeFileAtomic } from '../../api/meta/atomic-file.ts';
+import { errnoCode } from '../drivers/fs-util.ts';
 import type { Logger } from '../engine/types.ts';
 import type { LogEntry } from './log-entry.ts';
 import { readChunk, splitLines, type FilePos } from './tail-read.ts';
@@ -89,11 +91,11 @@ export async function openTailer(opts: TailerOptions): Promise<Tailer> {
         next[service] = r.pos;
         for (const line of splitLines(r.data, cfg.maxLine)) entries.push({ service, time, line });
       }
-      const changed = JSON.stringify(next) !== JSON.stringify(positions);
+      const changed = !isDeepStrictEqual(next, positions);
       return {
         entries,
         commit: async () => {
-          if (changed) await atomicWriteFile(opts.positionsPath, JSON.stringify(next) + '\n', 0o600);
+          if (changed) await writeFileAtomic(opts.positionsPath, JSON.stringify(next) + '\n', { mode: 0o600 });
           positions = next;
         },
       };

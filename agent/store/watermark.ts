@@ -9,7 +9,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { atomicWriteFile, errnoCode } from '../drivers/fs-util.ts';
+import { writeFileAtomic } from '../../api/meta/atomic-file.ts';
+import { errnoCode } from '../drivers/fs-util.ts';
 
 /** The watermark file of a state directory. */
 export function watermarkPath(stateDir: string): string {
@@ -60,7 +61,7 @@ export function createWatermarkWriter(opts: { stateDir: string; delayMs?: number
     chain = chain.then(async () => {
       const w = latest;
       if (!w || w.resourceVersion <= written) return;
-      await atomicWriteFile(watermarkPath(opts.stateDir), JSON.stringify(w) + '\n', 0o600);
+      await writeFileAtomic(watermarkPath(opts.stateDir), JSON.stringify(w) + '\n', { mode: 0o600 });
       written = w.resourceVersion;
     }).catch(opts.onError);
     return chain;

@@ -3,8 +3,9 @@
  * holding the server URL, the CA and a bearer token. It is written as JSON (valid YAML, so kubectl
  * reads it) so that meshctl can read it without loading a YAML parser at start-up.
  */
-import { readFileSync, writeFileSync, renameSync, openSync, fsyncSync, closeSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { writeFileAtomicSync } from '../meta/atomic-file.ts';
 import type { ClientConfig } from './types.ts';
 
 interface KubeconfigFile {
@@ -31,12 +32,7 @@ export function renderMeshconfig(cfg: ClientConfig, user = 'admin'): string {
 
 /** Writes a meshconfig atomically with mode 0600. */
 export function writeMeshconfig(path: string, cfg: ClientConfig, user = 'admin'): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, renderMeshconfig(cfg, user), { mode: 0o600 });
-  const fd = openSync(tmp, 'r');
-  fsyncSync(fd);
-  closeSync(fd);
-  renameSync(tmp, path);
+  writeFileAtomicSync(path, renderMeshconfig(cfg, user), { mode: 0o600 });
 }
 
 /** Parses a meshconfig (or any kubeconfig with a token user); throws Error with a readable message. */

@@ -6,6 +6,7 @@ import { createServer as createHttpServer } from 'node:http';
 import type { Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
+import { formatHostPort } from '../meta/host-port.ts';
 import type { App } from './app.ts';
 
 /** Options of `listen`. */
@@ -46,9 +47,8 @@ export async function listen(opts: ListenOptions): Promise<Listening> {
   });
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
-  const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   return {
-    url: `${opts.tls ? 'https' : 'http'}://${host}:${port}`,
+    url: `${opts.tls ? 'https' : 'http'}://${formatHostPort(opts.host, port)}`,
     port,
     close: () => closeServer(server, opts.app),
   };

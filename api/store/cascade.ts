@@ -8,7 +8,8 @@
  */
 import type { KubeObject } from '../meta/types.ts';
 import type { DeleteOptions } from './types.ts';
-import { hasFinalizers, nowTimestamp, withMeta } from './object-meta.ts';
+import { rfc3339 } from '../meta/timestamp.ts';
+import { hasFinalizers, withMeta } from './object-meta.ts';
 import type { StoreState, Txn } from './state.ts';
 
 type Policy = DeleteOptions['propagationPolicy'];
@@ -20,7 +21,7 @@ function withoutOwner(obj: KubeObject, uid: string): KubeObject {
 /** Sets deletionTimestamp (once) on an object with finalizers; returns the (possibly unchanged) object. */
 export function markDeleting(state: StoreState, txn: Txn, plural: string, obj: KubeObject): KubeObject {
   if (obj.metadata.deletionTimestamp) return obj;
-  return state.put(txn, plural, withMeta(obj, { deletionTimestamp: nowTimestamp() }), 'MODIFIED');
+  return state.put(txn, plural, withMeta(obj, { deletionTimestamp: rfc3339() }), 'MODIFIED');
 }
 
 /** Drops the references to `uid` from every dependent of it. */

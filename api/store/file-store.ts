@@ -8,15 +8,17 @@
  * in flight (at most one group commit old). If the journal ever fails to write, the store refuses every
  * later write until it is reopened. index.ts has the whole path of a write.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { Low } from 'lowdb';
 import { ApiError } from '../meta/api-error.ts';
+import { rfc3339 } from '../meta/timestamp.ts';
 import type { KubeObject } from '../meta/types.ts';
 import type { CreateOptions, DeleteOptions, ListOptions, Store, UpdateOptions, Watch, WatchOptions } from './types.ts';
 import { markDeleting, orphanDependents, removeObject } from './cascade.ts';
 import type { JournalAdapter, JournalStats } from './journal-adapter.ts';
 import type { DirLock } from './lock.ts';
 import {
-  addedFinalizers, deepEqual, generatedName, hasFinalizers, mergeUpdate, nowTimestamp, stampCreate,
+  addedFinalizers, generatedName, hasFinalizers, mergeUpdate, stampCreate,
   withGeneration, withMeta,
 } from './object-meta.ts';
 import { Txn, type StoreState } from './state.ts';
@@ -145,7 +147,7 @@ export class DurableStore implements FileStore {
       }]);
     }
     next = withGeneration(stored, next);
-    if (deepEqual(next, stored)) {
+    if (isDeepStrictEqual(next, stored)) {
       // Nothing to write, but what was read may be another request's write still being made durable.
       if (!opts.dryRun) await this.#durable();
       return stored;
@@ -167,7 +169,7 @@ export class DurableStore implements FileStore {
     this.#checkPreconditions(plural, stored, opts);
     const txn = new Txn();
     if (hasFinalizers(stored)) {
-      if (opts.dryRun) return stored.metadata.deletionTimestamp ? stored : withMeta(stored, { deletionTimestamp: nowTimestamp() });
+      if (opts.dryRun) return stored.metadata.deletionTimestamp ? stored : withMeta(stored, { deletionTimestamp: rfc3339() });
       const marked = markDeleting(this.#state, txn, plural, stored);
       if (opts.propagationPolicy === 'Orphan' && stored.metadata.uid) orphanDependents(this.#state, txn, stored.metadata.uid);
       await this.#commit(txn);

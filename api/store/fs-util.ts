@@ -1,8 +1,9 @@
 /**
  * Small promise wrappers over the callback `fs` API (cheaper than FileHandle on the hot path) and the
- * durability helpers the store needs: write a whole buffer, fdatasync, fsync a directory.
+ * durability helpers the store needs: write a whole buffer, fdatasync (a directory's fsync is
+ * api/meta/atomic-file.ts `fsyncDir`).
  */
-import { close, fdatasync, fsync, open, write } from 'node:fs';
+import { close, fdatasync, open, write } from 'node:fs';
 
 /** Writes the whole buffer at the file's current position (O_APPEND files: at the end). */
 export function writeAll(fd: number, buf: Buffer): Promise<void> {
@@ -31,16 +32,6 @@ export function openFile(path: string, flags: string): Promise<number> {
 /** Closes a file descriptor. */
 export function closeFile(fd: number): Promise<void> {
   return new Promise((resolve, reject) => close(fd, (err) => (err ? reject(err) : resolve())));
-}
-
-/** fsync(2) of a directory, so that files created, renamed or removed in it survive a crash. */
-export async function syncDir(dir: string): Promise<void> {
-  const fd = await new Promise<number>((resolve, reject) => open(dir, 'r', (err, d) => (err ? reject(err) : resolve(d))));
-  try {
-    await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
-  } finally {
-    await closeFile(fd);
-  }
 }
 
 /** The `code` of a Node system error, if any. */

@@ -19,7 +19,7 @@ import { rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Adapter } from 'lowdb';
-import { syncDir } from './fs-util.ts';
+import { fsyncDir } from '../meta/atomic-file.ts';
 import { Journal, listSegments } from './journal.ts';
 import { replayJournal } from './journal-replay.ts';
 import { readSnapshot, writeSnapshot } from './snapshot.ts';
@@ -151,7 +151,7 @@ export class JournalAdapter implements Adapter<StoreData> {
     const bytes = await writeSnapshot({ dir: this.#opts.dir, snapshot: { rv, kinds }, aborted: () => this.#closing });
     const old = listSegments(this.#opts.dir).filter((s) => s.seq < seq);
     for (const s of old) await unlink(s.file);
-    await syncDir(this.#opts.dir);
+    await fsyncDir(this.#opts.dir);
     this.#segments = listSegments(this.#opts.dir).length;
     this.#compactions++;
     this.#compactedBytes = cutBytes;

@@ -10,7 +10,8 @@
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { closeFile, dataSync, openFile, syncDir, writeAll } from './fs-util.ts';
+import { fsyncDir } from '../meta/atomic-file.ts';
+import { closeFile, dataSync, openFile, writeAll } from './fs-util.ts';
 
 const SEGMENT = /^journal-(\d{10})\.jsonl$/;
 
@@ -94,7 +95,7 @@ export class Journal {
   /** Opens (or creates, fsyncing the directory) the segment to append to. */
   static async open(opts: JournalOptions): Promise<Journal> {
     const fd = await openFile(join(opts.dir, segmentName(opts.seq)), 'a');
-    await syncDir(opts.dir);
+    await fsyncDir(opts.dir);
     return new Journal(opts, fd);
   }
 
@@ -184,7 +185,7 @@ export class Journal {
     const rotation = this.#rotation!;
     const seq = this.#seq + 1;
     const fd = await openFile(join(this.#dir, segmentName(seq)), 'ax');
-    await syncDir(this.#dir);
+    await fsyncDir(this.#dir);
     const old = this.#fd;
     this.#fd = fd;
     this.#seq = seq;

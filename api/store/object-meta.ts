@@ -4,6 +4,8 @@
  * never mutated, new ones are returned (stored objects are shared and immutable).
  */
 import { randomInt, randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import { rfc3339 } from '../meta/timestamp.ts';
 import type { KubeObject, ObjectMeta } from '../meta/types.ts';
 
 /** Metadata fields only the server sets; client-sent values are ignored. */
@@ -12,11 +14,6 @@ const SERVER_FIELDS = ['uid', 'resourceVersion', 'generation', 'creationTimestam
 
 /** Top-level fields that do not count as "spec" for generation. */
 const NOT_SPEC = new Set(['metadata', 'status', 'apiVersion', 'kind']);
-
-/** The current time in RFC 3339 with second precision, as Kubernetes writes timestamps. */
-export function nowTimestamp(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 /** Kubernetes' alphabet for generated names: no vowels (no words), no 0/1/3 (no look-alikes). */
 const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -28,29 +25,10 @@ export function generatedName(prefix: string): string {
   return s;
 }
 
-/** Structural equality of two JSON values (key order ignored). */
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) {
-    if (!Object.prototype.hasOwnProperty.call(b, k)) return false;
-    if (!deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
-  }
-  return true;
-}
-
 /** True when anything other than metadata, status, apiVersion and kind differs. */
 export function specChanged(a: KubeObject, b: KubeObject): boolean {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-  for (const k of keys) if (!NOT_SPEC.has(k) && !deepEqual(a[k], b[k])) return true;
+  for (const k of keys) if (!NOT_SPEC.has(k) && !isDeepStrictEqual(a[k], b[k])) return true;
   return false;
 }
 
@@ -63,7 +41,7 @@ function clientMeta(meta: ObjectMeta | undefined): ObjectMeta {
 /** A new object as created: client metadata plus uid, generation 1 and creationTimestamp (no resourceVersion yet). */
 export function stampCreate(input: KubeObject, name: string): KubeObject {
   const metadata: ObjectMeta = {
-    ...clientMeta(input.metadata), name, uid: randomUUID(), generation: 1, creationTimestamp: nowTimestamp(),
+    ...clientMeta(input.metadata), name, uid: randomUUID(), generation: 1, creationTimestamp: rfc3339(),
   };
   return { ...input, metadata };
 }

@@ -14,7 +14,8 @@ import { readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { KubeObject } from '../meta/types.ts';
-import { closeFile, dataSync, errnoOf, openFile, syncDir, writeAll } from './fs-util.ts';
+import { fsyncDir } from '../meta/atomic-file.ts';
+import { closeFile, dataSync, errnoOf, openFile, writeAll } from './fs-util.ts';
 import type { Kinds } from './store-data.ts';
 
 const FILE = 'snapshot.jsonl';
@@ -128,7 +129,7 @@ export async function writeSnapshot(opts: WriteSnapshotOptions): Promise<number>
   }
   await closeFile(fd);
   await rename(tmp, file);
-  await syncDir(opts.dir);
+  await fsyncDir(opts.dir);
   return bytes;
 }
 

@@ -4,9 +4,8 @@
 // name or key; re-join with the same key is idempotent; deleting a token or a Node deletes its secret.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { caPublicKeyHash } from '../../api/server/pki/pki.ts';
 import { hashToken } from '../../api/server/access/auth.ts';
-import { caPin } from '../../agent/join.ts';
+import { caPin } from '../../api/meta/ca-pin.ts';
 import { httpRequest, startServer, type TestServer } from '../harness.ts';
 import { API, asNode, createToken, newNodeKey, postJoin } from './join-helpers.ts';
 
@@ -59,7 +58,7 @@ test('/cluster-info is anonymous and serves the CA whose pin meshctl prints', as
   const r = await httpRequest({ ...srv.config, token: undefined }, 'GET', '/cluster-info');
   assert.equal(r.status, 200);
   assert.equal(r.json.ca, srv.config.caData);
-  assert.equal(caPin(r.json.ca), caPublicKeyHash(srv.config.caData!));
+  assert.equal(caPin(r.json.ca), caPin(srv.config.caData!));
   assert.match(r.json.server, /^https:\/\/127\.0\.0\.1:\d+$/);
   assert.equal((await httpRequest(srv.config, 'POST', '/cluster-info', {})).status, 405);
 });

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAgentUntilExit, servicePid, spawnAgent, waitFor, type AgentProcess } from '../../agent/testing.ts';
-import { caPublicKeyHash } from '../../api/server/pki/pki.ts';
+import { caPin } from '../../api/meta/ca-pin.ts';
 import {
   applyObject, assignmentObject, createMesh, INTERVALS, isRunning, meshctl, moduleObject, taggedCommand, waitApplied,
 } from './mesh-helpers.ts';
@@ -41,7 +41,7 @@ test('token create → two agents join over TLS and converge with their node cre
     tokenCreate(cfg, '--description', 'node a'), tokenCreate(cfg), tokenCreate(cfg, '--ttl', '1s'),
     tokenCreate(cfg), tokenCreate(cfg), tokenCreate(cfg), tokenCreate(cfg), tokenCreate(cfg),
   ]);
-  assert.equal(ta.caHash, caPublicKeyHash(cp.config.caData!), 'the printed pin is the CA public key hash');
+  assert.equal(ta.caHash, caPin(cp.config.caData!), 'the printed pin is the CA public key hash');
   assert.equal(ta.server, cp.url);
   assert.match(ta.stdout, /can be used once/);
   const a = mesh.node('a');

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import type { ClientConfig } from '../../api/client/types.ts';
 import type { KubeObject } from '../../api/meta/types.ts';
-import { logsPath } from '../../api/server/log-wire.ts';
+import { logsPath } from '../../api/wire/log-wire.ts';
 import { httpRequest } from '../harness.ts';
 import { moduleObject, RUN_TAG } from './mesh-helpers.ts';
 

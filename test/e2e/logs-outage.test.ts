@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { freePort, waitFor } from '../../agent/testing.ts';
-import { logsPath } from '../../api/server/log-wire.ts';
+import { logsPath } from '../../api/wire/log-wire.ts';
 import { httpRequest, REPO_ROOT } from '../harness.ts';
 import { counterModule, counterService, numbers, storedLines, upTo } from './logs-helpers.ts';
 import { applyObject, assignmentObject, createMesh, meshctl, waitApplied } from './mesh-helpers.ts';

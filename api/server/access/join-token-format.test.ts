@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateTokenId, generateTokenSecret, parseGoDuration, TOKEN_PATTERN, tokenId } from './join-token-format.ts';
+import { generateTokenId, generateTokenSecret, ttlMs, TOKEN_PATTERN, tokenId } from './join-token-format.ts';
 
 test('join tokens: <id>.<secret> of [a-z0-9], 6 and 16 characters, random', () => {
   const ids = new Set(Array.from({ length: 50 }, generateTokenId));
@@ -16,10 +16,10 @@ test('join tokens: <id>.<secret> of [a-z0-9], 6 and 16 characters, random', () =
 });
 
 test('ttl durations in Go notation', () => {
-  assert.equal(parseGoDuration('24h'), 86_400_000);
-  assert.equal(parseGoDuration('1h30m'), 5_400_000);
-  assert.equal(parseGoDuration('1.5s'), 1500);
-  assert.equal(parseGoDuration('500ms'), 500);
-  assert.equal(parseGoDuration('0'), 0);
-  for (const bad of ['', '1', 'h', '1d', '1h 30m', '-1h']) assert.throws(() => parseGoDuration(bad), /invalid duration/, bad);
+  assert.equal(ttlMs('24h'), 86_400_000);
+  assert.equal(ttlMs('1h30m'), 5_400_000);
+  assert.equal(ttlMs('1.5s'), 1500);
+  assert.equal(ttlMs('500ms'), 500);
+  assert.equal(ttlMs('0'), 0);
+  for (const bad of ['', '1', 'h', '1d', '1h 30m', '-1h']) assert.throws(() => ttlMs(bad), /invalid duration/, bad);
 });

@@ -1,11 +1,12 @@
 /**
  * Join tokens, kubeadm-style: `<id>.<secret>` with a 6-character id (the JoinToken object's name) and a
  * 16-character secret, both `[a-z0-9]`. Only the SHA-256 of the whole token is stored (Secret
- * `jointoken.<id>`); the token itself is shown once, when it is created. Also the Go-style durations of
- * `spec.ttl` (`24h`, `90m`, `1h30m`, `10s`).
+ * `jointoken.<id>`); the token itself is shown once, when it is created. Also `spec.ttl`, a Go duration
+ * (`24h`, `90m`, `1h30m`, `10s`).
  */
 import { randomInt } from 'node:crypto';
 import { ApiError } from '../../meta/api-error.ts';
+import { parseDuration } from '../../meta/duration.ts';
 
 /** A whole join token. */
 export const TOKEN_PATTERN = /^([a-z0-9]{6})\.([a-z0-9]{16})$/;
@@ -37,14 +38,11 @@ export function tokenId(token: string): string | undefined {
   return TOKEN_PATTERN.exec(token)?.[1];
 }
 
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** Parses a Go duration (`24h`, `1h30m`, `90s`, `500ms`, `0`) into milliseconds; throws ApiError BadRequest. */
-export function parseGoDuration(text: string): number {
-  if (text === '0') return 0;
-  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)];
-  if (!parts.length || parts.map((p) => p[0]).join('') !== text) {
-    throw ApiError.badRequest(`invalid duration "${text}": expected e.g. 24h, 90m, 1h30m or 10s`);
+/** The milliseconds of a `spec.ttl` (`24h`, `1h30m`, `0`); throws ApiError BadRequest naming it. */
+export function ttlMs(ttl: string): number {
+  try {
+    return parseDuration(ttl, { allowZero: true });
+  } catch (e) {
+    throw ApiError.badRequest((e as Error).message);
   }
-  return parts.reduce((ms, p) => ms + Number(p[1]) * UNIT_MS[p[2]!]!, 0);
 }

@@ -8,6 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, isReason } from '../../meta/api-error.ts';
 import type { Logger } from '../../meta/logger.ts';
+import { rfc3339 } from '../../meta/timestamp.ts';
 import type { KubeObject } from '../../meta/types.ts';
 import type { Store } from '../../store/types.ts';
 import type { JoinToken } from '../../v1alpha1/generated/jointoken.ts';
@@ -17,7 +18,7 @@ import { hashToken } from './auth.ts';
 import { bodyFormat, parseBody, readBody } from '../http/body.ts';
 import { dryRunParam } from '../resources/context.ts';
 import {
-  DEFAULT_TTL, TOKEN_ID_PATTERN, generateTokenId, generateTokenSecret, parseGoDuration, tokenId,
+  DEFAULT_TTL, TOKEN_ID_PATTERN, generateTokenId, generateTokenSecret, ttlMs, tokenId,
 } from './join-token-format.ts';
 import { sendJson } from '../http/respond.ts';
 import { joinTokenSecretName, readSecret, sameHash, writeSecret } from './secrets.ts';
@@ -54,7 +55,7 @@ export async function createJoinToken(r: TokenCreateRequest): Promise<void> {
   admission(INFO, r.store)(obj);
   const ttl = obj.spec?.ttl ?? DEFAULT_TTL;
   obj.spec = { ...obj.spec, ttl };
-  obj.status = { expiresAt: new Date(Date.now() + parseGoDuration(ttl)).toISOString(), used: false };
+  obj.status = { expiresAt: new Date(Date.now() + ttlMs(ttl)).toISOString(), used: false };
   const dryRun = dryRunParam(r.query);
   const created = await r.store.create(PLURAL, obj, { dryRun });
   const id = created.metadata.name!;
@@ -104,7 +105,7 @@ export function checkJoinToken(store: Store, token: string, now = Date.now()): J
 
 /** Marks a checked token used by `node` (a concurrent use of the same token loses with a 401). */
 export async function markTokenUsed(store: Store, token: JoinToken & KubeObject, node: string): Promise<void> {
-  const usedAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const usedAt = rfc3339();
   const next = { ...token, status: { ...token.status, used: true, usedBy: node, usedAt } };
   try {
     await store.update(PLURAL, next, { subresource: 'status' });

@@ -10,9 +10,9 @@
  */
 import { mkdir, open, readdir, readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../atomic-file.ts';
+import { writeFileAtomic } from '../../meta/atomic-file.ts';
 import { readLog } from './log-tail.ts';
-import type { LogPost, LogPostResult, ServiceLogInfo } from '../log-wire.ts';
+import type { LogPost, LogPostResult, ServiceLogInfo } from '../../wire/log-wire.ts';
 
 /** Options of `LogFiles`. */
 export interface LogFilesOptions {
@@ -82,7 +82,7 @@ export class LogFiles {
       const last = fresh.length ? fresh[fresh.length - 1]!.seq : undefined;
       if (post.stream && last !== undefined) {
         const next = { stream: post.stream, seq: last };
-        writeFileAtomic(join(this.#dir, escapeName(node), 'cursor.json'), JSON.stringify(next) + '\n', 0o600);
+        await writeFileAtomic(join(this.#dir, escapeName(node), 'cursor.json'), JSON.stringify(next) + '\n', { mode: 0o600 });
         this.#cursors.set(node, next);
       }
       return { accepted: fresh.length, duplicates: post.entries.length - fresh.length };

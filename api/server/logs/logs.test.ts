@@ -11,7 +11,7 @@ import { createApp, type App } from '../app.ts';
 import { bearerAuthenticator, hashToken } from '../access/auth.ts';
 import { listen } from '../listen.ts';
 import { LogFiles } from './log-files.ts';
-import { logsPath } from '../log-wire.ts';
+import { logsPath } from '../../wire/log-wire.ts';
 import { nodeAuthorizer } from '../access/node-authorizer.ts';
 
 interface Server { admin: ClientConfig; nodeA: ClientConfig; dataDir: string; app: App }

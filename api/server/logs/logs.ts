@@ -3,7 +3,7 @@
  * the store.
  *
  * - `POST` (verb `create` on `nodes/<node>/logs`: the admin, or node `<node>` itself): a JSON
- *   `LogPost` (log-wire.ts) → 200 `{accepted, duplicates}`.
+ *   `LogPost` (api/wire/log-wire.ts) → 200 `{accepted, duplicates}`.
  * - `GET` (verb `get`: the admin): without `service`, a `ServiceLogList`; with `service=<id>`, the log
  *   as `text/plain` — all of it or the last `tailLines=N` lines, without the stored time stamps unless
  *   `timestamps=true`; with `follow=true`, then every new line as it arrives (chunked) until the client
@@ -17,7 +17,7 @@ import type { AppConfig } from '../app.ts';
 import type { Identity } from '../access/auth.ts';
 import { bodyFormat, parseBody, readBody } from '../http/body.ts';
 import type { LogFiles } from './log-files.ts';
-import { parseLogPost, serviceLogList, serviceProblem } from '../log-wire.ts';
+import { parseLogPost, serviceLogList, serviceProblem } from '../../wire/log-wire.ts';
 import { requireMethod, sendJson } from '../http/respond.ts';
 
 /** A follower that stops reading is cut off once this much is buffered for it. */

@@ -14,9 +14,9 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseMeshconfig, renderMeshconfig } from '../../client/meshconfig.ts';
-import { writeFileAtomic } from '../atomic-file.ts';
+import { writeFileAtomicSync } from '../../meta/atomic-file.ts';
 import { hashToken } from '../access/auth.ts';
 import type { Logger } from '../../meta/logger.ts';
 import { silentLogger } from '../../meta/logger.ts';
@@ -65,7 +65,7 @@ export function controlPlanePaths(dataDir: string): Record<'pki' | 'caCert' | 'c
 export async function ensureControlPlaneFiles(opts: ControlPlaneFilesOptions): Promise<ControlPlaneFiles> {
   const logger = opts.logger ?? silentLogger;
   const p = controlPlanePaths(opts.dataDir);
-  mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+  for (const dir of [opts.dataDir, p.pki, dirname(p.tokenHash)]) mkdirSync(dir, { recursive: true, mode: 0o700 });
   const ca = await ensureCa(p, logger);
   const serving = await ensureServingCert(p, ca, withSans(servingNames(opts.listenHost), opts.extraSans ?? []), logger);
   const { token, sha256 } = ensureAdminToken(p, logger);
@@ -77,7 +77,7 @@ export function writeAdminMeshconfig(files: ControlPlaneFiles, serverUrl: string
   const https = serverUrl.startsWith('https:');
   const text = renderMeshconfig({ server: serverUrl, token: files.adminToken, ...(https ? { caData: files.ca.certPem } : {}) });
   if (readIfExists(files.meshconfigPath) === text) return false;
-  writeFileAtomic(files.meshconfigPath, text, 0o600);
+  writeFileAtomicSync(files.meshconfigPath, text, { mode: 0o600 });
   logger.info('Wrote admin meshconfig', { path: files.meshconfigPath, server: serverUrl });
   return true;
 }
@@ -87,8 +87,8 @@ async function ensureCa(p: ReturnType<typeof controlPlanePaths>, logger: Logger)
   const keyPem = readIfExists(p.caKey);
   if (certPem && keyPem) return { certPem, keyPem };
   const ca = await createCA({ commonName: 'meshctl-ca' });
-  writeFileAtomic(p.caKey, ca.keyPem, 0o600);
-  writeFileAtomic(p.caCert, ca.certPem, 0o644);
+  writeFileAtomicSync(p.caKey, ca.keyPem, { mode: 0o600 });
+  writeFileAtomicSync(p.caCert, ca.certPem, { mode: 0o644 });
   logger.info('Created CA', { path: p.caCert, notAfter: certInfo(ca.certPem).notAfter.toISOString() });
   return ca;
 }
@@ -99,8 +99,8 @@ async function ensureServingCert(p: ReturnType<typeof controlPlanePaths>, ca: Ce
   const why = !certPem || !keyPem ? 'missing' : await staleReason(certPem, ca, want);
   if (!why) return { certPem: certPem!, keyPem: keyPem! };
   const serving = await issueServingCert({ ca, ...want, days: 365, commonName: 'meshctl-control-plane' });
-  writeFileAtomic(p.key, serving.keyPem, 0o600);
-  writeFileAtomic(p.cert, serving.certPem, 0o644);
+  writeFileAtomicSync(p.key, serving.keyPem, { mode: 0o600 });
+  writeFileAtomicSync(p.cert, serving.certPem, { mode: 0o644 });
   logger.info('Issued serving certificate', { reason: why, ...want, notAfter: certInfo(serving.certPem).notAfter.toISOString() });
   return serving;
 }
@@ -135,7 +135,7 @@ function ensureAdminToken(p: ReturnType<typeof controlPlanePaths>, logger: Logge
   if (storedHash && known && hashToken(known) === storedHash) return { token: known, sha256: storedHash };
   const token = randomBytes(32).toString('base64url');
   const sha256 = hashToken(token);
-  writeFileAtomic(p.tokenHash, sha256 + '\n', 0o600);
+  writeFileAtomicSync(p.tokenHash, sha256 + '\n', { mode: 0o600 });
   const why = !storedHash ? 'first start' : known ? 'admin.meshconfig holds another token' : 'admin.meshconfig is missing';
   logger.info('Generated admin token', { reason: why, meshconfig: p.meshconfig });
   return { token, sha256 };

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { X509Certificate, createHash } from 'node:crypto';
 import { connect, createServer, type TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
-import { caPublicKeyHash, certInfo, createCA, issueServingCert, signedBy } from './pki.ts';
+import { caPin } from '../../meta/ca-pin.ts';
+import { certInfo, createCA, issueServingCert, signedBy } from './pki.ts';
 
 /** Serves `cert` on 127.0.0.1 and returns the outcome of a verifying handshake (checked against `servername`, else the IP). */
 async function handshake(cert: { certPem: string; keyPem: string }, caPem: string, servername?: string): Promise<string> {
@@ -49,9 +50,9 @@ test('certificates carry the requested SANs, validity and CA flags', async () =>
   assert.match(serving.keyPem, /^-----BEGIN PRIVATE KEY-----\n/);
 });
 
-test('caPublicKeyHash is sha256 of the DER SubjectPublicKeyInfo (kubeadm-style pin)', async () => {
+test('the CA pin of a CA made here is sha256 of the DER SubjectPublicKeyInfo (kubeadm-style pin)', async () => {
   const ca = await createCA({ commonName: 'test-ca' });
   const spki = new X509Certificate(ca.certPem).publicKey.export({ type: 'spki', format: 'der' });
-  assert.equal(caPublicKeyHash(ca.certPem), `sha256:${createHash('sha256').update(spki).digest('hex')}`);
-  assert.notEqual(caPublicKeyHash(ca.certPem), caPublicKeyHash((await createCA({ commonName: 'test-ca' })).certPem));
+  assert.equal(caPin(ca.certPem), `sha256:${createHash('sha256').update(spki).digest('hex')}`);
+  assert.notEqual(caPin(ca.certPem), caPin((await createCA({ commonName: 'test-ca' })).certPem));
 });

@@ -1,9 +1,9 @@
 /**
- * The control plane's PKI: its own CA, the API server's serving certificate, and the CA pin that joining
- * nodes check (kubeadm-style `sha256:<hex>` of the CA's SubjectPublicKeyInfo). ECDSA P-256 via
+ * The control plane's PKI: its own CA and the API server's serving certificate (the CA pin that joining
+ * nodes check is api/meta/ca-pin.ts). ECDSA P-256 via
  * @peculiar/x509 over Node's WebCrypto: no openssl, no hand-written ASN.1.
  */
-import { webcrypto, createHash, randomBytes } from 'node:crypto';
+import { webcrypto, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
@@ -90,12 +90,6 @@ export async function issueServingCert(opts: IssueServingCertOptions): Promise<C
     ],
   });
   return { certPem: cert.toString('pem') + '\n', keyPem: await exportKeyPem(keys.privateKey) };
-}
-
-/** The CA pin a joining node checks: `sha256:<hex of the DER SubjectPublicKeyInfo>` (as kubeadm's discovery hash). */
-export function caPublicKeyHash(caPem: string): string {
-  const spki = new x509.X509Certificate(caPem).publicKey.rawData;
-  return `sha256:${createHash('sha256').update(new Uint8Array(spki)).digest('hex')}`;
 }
 
 /** What a certificate says about itself: its subject alternative names and validity. */

@@ -6,6 +6,7 @@
 import { isIP } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
 import { normalizeIp } from './pki.ts';
+import { formatHostPort } from '../../meta/host-port.ts';
 
 /** Subject alternative names for a serving certificate. */
 export interface ServingNames {
@@ -52,5 +53,5 @@ export function serverUrl(listenHost: string, port: number, insecureHttp: boolea
   let host = listenHost.replace(/^\[|\]$/g, '');
   if (host === '' || host === '0.0.0.0') host = '127.0.0.1';
   if (host === '::') host = '::1';
-  return `${insecureHttp ? 'http' : 'https'}://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+  return `${insecureHttp ? 'http' : 'https'}://${formatHostPort(host, port)}`;
 }

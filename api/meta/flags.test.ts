@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseArgs, type FlagSpec } from './args.ts';
-import { UsageError } from './errors.ts';
+import { parseArgs, refusePositionals, unknownOption, type FlagSpec } from './flags.ts';
+import { UsageError } from './usage-error.ts';
 
 const specs: FlagSpec[] = [
   { name: 'output', short: 'o', type: 'string', values: ['yaml', 'json', 'wide'], help: '' },
@@ -35,4 +35,14 @@ test('usage errors: unknown flags, missing values, values not allowed', () => {
   assert.throws(() => parseArgs(['-x'], specs), /unknown shorthand flag: 'x'/);
   assert.throws(() => parseArgs(['-o'], specs), /flag needs an argument: -o/);
   assert.throws(() => parseArgs(['-o', 'xml'], specs), /invalid argument "xml" for "-o" flag/);
+});
+
+test('a program may word unknown flags its own way; the flags a parse saw are the ones it returns', () => {
+  const unknownFlag = unknownOption;
+  assert.throws(() => parseArgs(['--bogus'], specs, { unknownFlag }), (e) => e instanceof UsageError && e.message === "Unknown option '--bogus'");
+  assert.throws(() => parseArgs(['-wx'], specs, { unknownFlag }), { message: "Unknown option '-x'" });
+  const a = parseArgs(['run', '--dry-run', 'x', '-f', 'a', '--filename=b'], specs, { unknownFlag });
+  assert.deepEqual([a.positionals, a.str('dry-run'), a.list('filename'), a.str('output')], [['run'], 'x', ['a', 'b'], undefined]);
+  assert.throws(() => refusePositionals(a), { message: "Unexpected argument 'run'. This command does not take positional arguments" });
+  refusePositionals(parseArgs(['-w'], specs));
 });

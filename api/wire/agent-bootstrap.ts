@@ -11,7 +11,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Declaration } from '../v1alpha1/generated/declaration.ts';
-import type { ClientConfig } from './types.ts';
+import type { ClientConfig } from '../client/types.ts';
 
 /** The file name under the agent's state directory. */
 export const AGENT_BOOTSTRAP_FILE = 'bootstrap-declaration.json';

@@ -1,9 +1,10 @@
 /**
- * A small kubectl-like argument parser: `--flag value`, `--flag=value`, `-o yaml`, `-oyaml`, `-o=yaml`,
- * boolean `-w`/`--watch[=true|false]`, grouped short booleans (`-wR`), repeatable flags, `--` ends flags.
- * Flags may appear anywhere among the positional arguments.
+ * The command-line parser of all three programs (`meshctl`, `mesh-agent`, `mesh-control-plane`), kubectl-like:
+ * `--flag value`, `--flag=value`, `-o yaml`, `-oyaml`, `-o=yaml`, boolean `-w`/`--watch[=true|false]`,
+ * grouped short booleans (`-wR`), repeatable flags, `--` ends flags. Flags may appear anywhere among the
+ * positional arguments; a program that takes none checks `positionals` itself. Every mistake is a UsageError.
  */
-import { UsageError } from './errors.ts';
+import { UsageError } from './usage-error.ts';
 
 /** One flag a command accepts. */
 export interface FlagSpec {
@@ -13,7 +14,8 @@ export interface FlagSpec {
   type: 'boolean' | 'string' | 'strings';
   /** Value placeholder in help, e.g. `FILE`. */
   arg?: string;
-  help: string;
+  /** The line in meshctl's generated `-h`; programs with a written usage text leave it out. */
+  help?: string;
   /** Allowed values for a string flag. */
   values?: string[];
 }
@@ -40,8 +42,28 @@ export class ParsedArgs {
   }
 }
 
+/** Options of `parseArgs`. */
+export interface ParseArgsOptions {
+  /**
+   * The message for an unknown flag (`--name`, or `-x` of a group); by default kubectl's `unknown flag: --name`
+   * and `unknown shorthand flag: 'x' in -xy`.
+   */
+  unknownFlag?: (flag: string) => string;
+}
+
+/** node:util parseArgs' wording of an unknown flag, which mesh-agent and mesh-control-plane have always printed. */
+export function unknownOption(flag: string): string {
+  return `Unknown option '${flag}'`;
+}
+
+/** Refuses positional arguments, for a program that takes none (node:util parseArgs' wording, as unknownOption). */
+export function refusePositionals(args: ParsedArgs): void {
+  const extra = args.positionals[0];
+  if (extra !== undefined) throw new UsageError(`Unexpected argument '${extra}'. This command does not take positional arguments`);
+}
+
 /** Parses `argv` (the words after the command name) against the command's flags. */
-export function parseArgs(argv: string[], specs: FlagSpec[]): ParsedArgs {
+export function parseArgs(argv: string[], specs: FlagSpec[], opts: ParseArgsOptions = {}): ParsedArgs {
   const byName = new Map(specs.map((s) => [s.name, s]));
   const byShort = new Map(specs.filter((s) => s.short).map((s) => [s.short as string, s]));
   const values = new Map<string, string | boolean | string[]>();
@@ -56,10 +78,10 @@ export function parseArgs(argv: string[], specs: FlagSpec[]): ParsedArgs {
       const eq = word.indexOf('=');
       const name = word.slice(2, eq < 0 ? undefined : eq);
       const spec = byName.get(name);
-      if (!spec) throw new UsageError(`unknown flag: --${name}`);
+      if (!spec) throw new UsageError(opts.unknownFlag?.(`--${name}`) ?? `unknown flag: --${name}`);
       i = take(spec, eq < 0 ? undefined : word.slice(eq + 1), argv, i, values, `--${name}`);
     } else if (word.startsWith('-') && word.length > 1) {
-      i = parseShort(word, argv, i, byShort, values);
+      i = parseShort(word, argv, i, byShort, values, opts);
     } else {
       positionals.push(word);
     }
@@ -67,10 +89,12 @@ export function parseArgs(argv: string[], specs: FlagSpec[]): ParsedArgs {
   return new ParsedArgs(positionals, values);
 }
 
-function parseShort(word: string, argv: string[], i: number, byShort: Map<string, FlagSpec>, values: Map<string, string | boolean | string[]>): number {
+function parseShort(
+  word: string, argv: string[], i: number, byShort: Map<string, FlagSpec>, values: Map<string, string | boolean | string[]>, opts: ParseArgsOptions,
+): number {
   for (let j = 1; j < word.length; j++) {
     const spec = byShort.get(word[j]);
-    if (!spec) throw new UsageError(`unknown shorthand flag: '${word[j]}' in ${word}`);
+    if (!spec) throw new UsageError(opts.unknownFlag?.(`-${word[j]}`) ?? `unknown shorthand flag: '${word[j]}' in ${word}`);
     if (spec.type === 'boolean') {
       values.set(spec.name, true);
       continue;
