@@ -11,7 +11,6 @@
  * which is thrown and retried with backoff. Nothing is written when nothing changed.
  */
 import type { Client } from '../api/client/types.ts';
-import { rfc3339 } from '../api/meta/timestamp.ts';
 import type { KubeObject } from '../api/meta/types.ts';
 import type { Assignment, Declaration, Module, Node } from '../api/v1alpha1/generated/index.ts';
 import { declarationToWrite, readOwnerRecords, renderDeclaration, type Rendering } from '../api/v1alpha1/render-declaration.ts';
