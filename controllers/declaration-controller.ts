@@ -10,7 +10,6 @@
  * which is thrown and retried with backoff. Nothing is written when nothing changed.
  */
 import type { Client } from '../api/client/types.ts';
-import type { KubeObject } from '../api/meta/types.ts';
 import type { Assignment, Declaration, Module, Node } from '../api/v1alpha1/generated/index.ts';
 import { assignmentStatus, statusDiffers } from './assignment-status.ts';
 import { assignmentsOf, declarationToWrite, readOwnerRecords, renderDeclaration, type Rendering } from '../api/v1alpha1/render-declaration.ts';
@@ -115,12 +114,12 @@ class DeclarationReconciler implements Reconciler {
     const next = declarationToWrite({ node, rendering, current });
     if (!next) return current;
     const stored = current
-      ? await this.client.update('declarations', next as unknown as KubeObject)
-      : await this.client.create('declarations', next as unknown as KubeObject);
+      ? await this.client.update('declarations', next)
+      : await this.client.create('declarations', next);
     this.logger.info(current ? 'Updated Declaration' : 'Created Declaration', {
       node: node.metadata.name, generation: rendering.spec.generation, resources: rendering.spec.resources.length, changed: rendering.changed,
     });
-    return stored as unknown as Declaration;
+    return stored;
   }
 
   /** Writes, through /status, the status of each assignment of the node whose status changed. */
@@ -130,7 +129,7 @@ class DeclarationReconciler implements Reconciler {
       const outcome = rendering?.outcomes.find((o) => o.owner === assignment.metadata.name);
       const status = assignmentStatus({ assignment, outcome, declaration, now });
       if (!statusDiffers(assignment, status)) continue;
-      await this.client.updateStatus('assignments', { ...assignment, status } as unknown as KubeObject);
+      await this.client.updateStatus('assignments', { ...assignment, status });
       const applied = status.conditions?.find((c) => c.type === 'Applied');
       this.logger.info('Updated Assignment status', { assignment: assignment.metadata.name, node, applied: applied?.status, reason: applied?.reason });
     }
