@@ -94,7 +94,7 @@ export interface RssFigures {
 
 async function appliedDeclaration(client: HttpClient, node: string): Promise<Declaration> {
   return waitFor(async () => {
-    const d = (await client.get('declarations', node)) as unknown as Declaration;
+    const d = await client.get('declarations', node);
     return d.spec.resources.length > 0 && d.status?.appliedGeneration === d.spec.generation ? d : undefined;
   }, 60_000, `${node} to apply its Declaration`);
 }
