@@ -155,7 +155,8 @@ function collect(value: unknown, source: string, index: number, out: LoadedManif
     return;
   }
   if (!isAddressable(obj)) {
-    out.problems.push({ source, index, message: `error validating data: ${missingFields(obj).map((m) => `${m} not set`).join(', ')}` });
+    const missing = missingFields(obj).map((m) => `${m} not set`).join(', ');
+    out.problems.push({ source, index, message: `error validating data: ${missing}` });
     return;
   }
   out.docs.push({ source, index, object: obj });

@@ -143,7 +143,7 @@ function resourcesFile(schemas: Map<string, Json>): string {
     '/** A plural served by meshctl.dev/v1alpha1, e.g. `nodes`. */',
     'export type Plural = keyof ResourceTypes;',
     '',
-    '/** The type of the objects of plural `P`: its generated type, or `KubeObject` for a plural known only at run time. */',
+    '/** The type of the objects of plural `P`: its generated type; `KubeObject` for a plural known only at run time. */',
     'export type ObjectOf<P extends string> = P extends Plural ? ResourceTypes[P] : KubeObject;',
     '',
   ].join('\n');
