@@ -12,6 +12,7 @@ import { ApiError } from '../api/meta/api-error.ts';
 import type { KubeObject } from '../api/meta/types.ts';
 import type { Client } from '../api/client/types.ts';
 import type { DeclaredResource } from '../api/v1alpha1/generated/declaration.ts';
+import type { Module, ModuleResource } from '../api/v1alpha1/generated/module.ts';
 import { spawnControlPlane, startServer, type ControlPlaneProcess } from '../test/harness.ts';
 import { readAgentInfo } from './agent-info.ts';
 import { memoryLogger } from './engine/testing.ts';
@@ -21,7 +22,7 @@ import {
 } from './testing.ts';
 
 /** The module's resources at version `v`; its service changes only from version 3 (see step 2 of the first test). */
-const resources = (v: number) => [
+const resources = (v: number): ModuleResource[] => [
   { id: 'dir', kind: 'Directory', spec: { path: '/srv/web' } },
   { id: 'conf', kind: 'File', spec: { path: '/srv/web/conf', content: `version=${v}\n` } },
   { id: 'server', kind: 'Service', spec: { driver: 'process', command: foreverCommand(`agent-process-test-${v < 3 ? 1 : v}`), workingDirectory: '/srv/web' } },
@@ -30,7 +31,7 @@ const SERVER = 'web-on-a/server';
 
 /** Applies Module `web` at version `v` (and, the first time, its Assignment to node `a`) as admin; the control plane renders the Declaration. */
 async function applyModule(admin: Client, v: number): Promise<void> {
-  const module: KubeObject = { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Module', metadata: { name: 'web' }, spec: { version: `${v}.0.0`, resources: resources(v) } };
+  const module: Module = { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Module', metadata: { name: 'web' }, spec: { version: `${v}.0.0`, resources: resources(v) } };
   try {
     const cur = await admin.get('modules', 'web');
     await admin.update('modules', { ...module, metadata: { name: 'web', resourceVersion: cur.metadata.resourceVersion } });

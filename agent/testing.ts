@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '../api/client/types.ts';
 import { ApiError } from '../api/meta/api-error.ts';
-import type { KubeObject } from '../api/meta/types.ts';
-import type { DeclaredResource } from '../api/v1alpha1/generated/declaration.ts';
+import type { Declaration, DeclaredResource } from '../api/v1alpha1/generated/declaration.ts';
 import { isSameProcess, type ProcessRecord } from './drivers/process-record.ts';
 
 /** The repository root (where `agent/main.ts` is run from). */
@@ -104,8 +103,8 @@ export function killServices(stateDir: string): void {
 }
 
 /** Writes (creates or replaces) the Declaration of `node` as admin: spec.generation = `generation`. */
-export async function putDeclaration(client: Client, node: string, generation: number, resources: DeclaredResource[]): Promise<KubeObject> {
-  const obj: KubeObject = { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Declaration', metadata: { name: node }, spec: { generation, resources } };
+export async function putDeclaration(client: Client, node: string, generation: number, resources: DeclaredResource[]): Promise<Declaration> {
+  const obj: Declaration = { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Declaration', metadata: { name: node }, spec: { generation, resources } };
   try {
     const cur = await client.get('declarations', node);
     return await client.update('declarations', { ...obj, metadata: { name: node, resourceVersion: cur.metadata.resourceVersion } });

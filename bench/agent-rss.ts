@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createClient, type HttpClient } from '../api/client/http-client.ts';
-import type { KubeObject } from '../api/meta/types.ts';
 import type { Declaration } from '../api/v1alpha1/generated/declaration.ts';
+import type { Module, ModuleResource } from '../api/v1alpha1/generated/module.ts';
 import { foreverCommand, killServices, metricValue, servicePid, waitFor } from '../agent/testing.ts';
 import { REPO_ROOT, spawnControlPlane, type ControlPlaneProcess } from '../test/harness.ts';
 import { buildDist } from './lib/build-dist.ts';
@@ -33,8 +33,8 @@ const SAMPLE_MS = 500;
 const AGENT = join(REPO_ROOT, 'dist', 'mesh-agent.js');
 
 /** The Module: 20 Directories with 9 ~0.5 KiB Files each, and 3 long-running Services. */
-function moduleObject(): KubeObject {
-  const resources: object[] = [];
+function moduleObject(): Module {
+  const resources: ModuleResource[] = [];
   for (let d = 0; d < DIRS; d++) {
     resources.push({ id: `d${d}`, kind: 'Directory', spec: { path: `/srv/rss/d${d}`, mode: '0755' } });
     for (let f = 0; f < FILES_PER_DIR; f++) {
@@ -94,7 +94,7 @@ export interface RssFigures {
 
 async function appliedDeclaration(client: HttpClient, node: string): Promise<Declaration> {
   return waitFor(async () => {
-    const d = (await client.get('declarations', node)) as unknown as Declaration;
+    const d = await client.get('declarations', node);
     return d.spec.resources.length > 0 && d.status?.appliedGeneration === d.spec.generation ? d : undefined;
   }, 60_000, `${node} to apply its Declaration`);
 }

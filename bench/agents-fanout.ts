@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { createClient, type HttpClient } from '../api/client/http-client.ts';
 import { silentLogger } from '../api/meta/logger.ts';
 import type { KubeObject } from '../api/meta/types.ts';
+import type { Module } from '../api/v1alpha1/generated/module.ts';
 import { createAgent, type Agent } from '../agent/agent.ts';
 import { spawnControlPlane, type ControlPlaneProcess } from '../test/harness.ts';
 import { isMain } from './lib/child.ts';
@@ -53,7 +54,7 @@ export interface FanoutResult {
 
 const nodeName = (i: number): string => `node-${String(i).padStart(2, '0')}`;
 
-function moduleObject(round: number, resourceVersion?: string): KubeObject {
+function moduleObject(round: number, resourceVersion?: string): Module {
   return {
     apiVersion: 'meshctl.dev/v1alpha1', kind: 'Module',
     metadata: { name: MODULE, ...(resourceVersion ? { resourceVersion } : {}) },

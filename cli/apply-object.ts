@@ -66,7 +66,7 @@ export function lastApplied(live: KubeObject): JsonObject | undefined {
 
 /** The merge patch that makes `live` what `desired` asks for; `{}` when nothing would change. */
 export function applyPatch(desired: KubeObject, live: KubeObject): JsonObject {
-  return threeWayMergePatch(lastApplied(live), desired as unknown as JsonObject, live as unknown as JsonObject);
+  return threeWayMergePatch(lastApplied(live), desired, live);
 }
 
 /** Fetches an object, or undefined when it does not exist. */

@@ -10,7 +10,7 @@
 import type { KubeObject } from '../api/meta/types.ts';
 import { createNodeCredentials } from '../api/server/access/credentials.ts';
 import { openStore, type FileStore } from '../api/store/index.ts';
-import type { Assignment, Declaration, Module, Node } from '../api/v1alpha1/generated/index.ts';
+import type { Declaration, Node } from '../api/v1alpha1/generated/index.ts';
 import { declarationToWrite, renderDeclaration } from '../api/v1alpha1/render-declaration.ts';
 import { CliError } from './errors.ts';
 import type { InitPlan } from './init-plan.ts';
@@ -41,9 +41,9 @@ export function initialisedMesh(store: FileStore): KubeObject | undefined {
 /** Creates what is missing but the Mesh: the plan's objects, the node's Declaration and its credential. */
 export async function seedStore(store: FileStore, plan: InitPlan): Promise<Seeded> {
   for (const o of plan.objects) if (o.plural !== 'meshes') await createIfMissing(store, o.plural, o.obj);
-  const node = store.get('nodes', plan.node) as Node;
+  const node = store.get('nodes', plan.node)!;
   const declaration = await ensureDeclaration(store, node);
-  const credential = await createNodeCredentials({ store }).issue(node as unknown as KubeObject, '');
+  const credential = await createNodeCredentials({ store }).issue(node, '');
   return { declaration, credential };
 }
 
@@ -60,14 +60,11 @@ async function createIfMissing(store: FileStore, plural: string, obj: KubeObject
 /** Renders the node's Declaration from the stored assignments and modules, and stores it. */
 async function ensureDeclaration(store: FileStore, node: Node): Promise<Declaration> {
   const name = node.metadata.name!;
-  const current = store.get('declarations', name) as Declaration | undefined;
-  const assignments = store.list('assignments').items as unknown as Assignment[];
-  const modules = new Map((store.list('modules').items as unknown as Module[]).map((m) => [m.metadata.name!, m]));
+  const current = store.get('declarations', name);
+  const assignments = store.list('assignments').items;
+  const modules = new Map(store.list('modules').items.map((m) => [m.metadata.name!, m]));
   const rendering = renderDeclaration({ node: name, assignments, modules, current });
   const next = declarationToWrite({ node, rendering, current });
   if (!next) return current!;
-  const stored = current
-    ? await store.update('declarations', next as unknown as KubeObject)
-    : await store.create('declarations', next as unknown as KubeObject);
-  return stored as unknown as Declaration;
+  return current ? store.update('declarations', next) : store.create('declarations', next);
 }

@@ -154,12 +154,23 @@ function collect(value: unknown, source: string, index: number, out: LoadedManif
     for (const item of obj.items) collect(item, source, index, out);
     return;
   }
+  if (!isAddressable(obj)) {
+    const missing = missingFields(obj).map((m) => `${m} not set`).join(', ');
+    out.problems.push({ source, index, message: `error validating data: ${missing}` });
+    return;
+  }
+  out.docs.push({ source, index, object: obj });
+}
+
+/** The fields the CLI needs to address an object that `obj` lacks: apiVersion, kind, metadata.name. */
+function missingFields(obj: Record<string, unknown>): string[] {
   const missing = ['apiVersion', 'kind'].filter((k) => typeof obj[k] !== 'string' || !obj[k]);
   const meta = obj.metadata as { name?: unknown } | undefined;
   if (typeof meta?.name !== 'string' || !meta.name) missing.push('metadata.name');
-  if (missing.length) {
-    out.problems.push({ source, index, message: `error validating data: ${missing.map((m) => `${m} not set`).join(', ')}` });
-    return;
-  }
-  out.docs.push({ source, index, object: obj as unknown as KubeObject });
+  return missing;
+}
+
+/** True when `obj` names its apiVersion, kind and metadata.name (the server validates the rest against its schema). */
+function isAddressable(obj: Record<string, unknown>): obj is KubeObject {
+  return missingFields(obj).length === 0;
 }

@@ -81,7 +81,7 @@ async function writeDeclaration(name: string): Promise<Declaration> {
   const rendering = renderDeclaration({ node: name, assignments, modules, current });
   const next = declarationToWrite({ node, rendering, current });
   if (!next) return current!;
-  return (current ? await client.update('declarations', next as KubeObject) : await put('declarations', next)) as Declaration;
+  return (current ? await client.update('declarations', next) : await put('declarations', next)) as Declaration;
 }
 
 test('Applied follows the node\'s Declaration status, at the controller\'s time, written once per change', async (t) => {
@@ -100,8 +100,8 @@ test('Applied follows the node\'s Declaration status, at the controller\'s time,
   assert.equal(findCondition(pending.status?.conditions, 'Applied')?.lastTransitionTime, iso(T0), 'False → False is no transition');
 
   clock.advance(60_000);
-  const results = decl.spec.resources.map((r) => ({ id: r.id, state: 'Applied' }));
-  await client.updateStatus('declarations', { ...decl, status: { observedGeneration: decl.metadata.generation, results } } as KubeObject);
+  const results = decl.spec.resources.map((r) => ({ id: r.id, state: 'Applied' as const }));
+  await client.updateStatus('declarations', { ...decl, status: { observedGeneration: decl.metadata.generation, results } });
   const done = await waitReason('a-asg', 'Applied');
   assert.deepEqual(findCondition(done.status?.conditions, 'Applied'), {
     type: 'Applied', status: 'True', reason: 'Applied', message: 'node "a-node" applied all 1 resources of version 1.0.0',

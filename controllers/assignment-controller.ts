@@ -118,7 +118,7 @@ class AssignmentReconciler implements Reconciler {
     }
     const status = assignmentStatus({ assignment, outcome, declaration, now: timestamp(this.clock) });
     if (!statusDiffers(assignment, status)) return;
-    await this.client.updateStatus('assignments', { ...cached, status });
+    await this.client.updateStatus('assignments', { ...assignment, status });
     const applied = findCondition(status.conditions, APPLIED);
     this.logger.info('Updated Assignment status', { assignment: name, node: nodeName, applied: applied?.status, reason: applied?.reason });
   }

@@ -3,7 +3,8 @@
  * Declaration's status (written by the node's agent) to the Assignment's `status` and `Applied` condition.
  *
  * Applied is True once the agent has stored a Declaration generation at least as new as the one since which
- * this assignment's resources are unchanged (status.observedGeneration ≥ the owner record's generation) and
+ * this assignment's resources are unchanged (status.receivedGeneration ≥ the owner record's generation, both
+ * spec.generations; an agent that does not report it is read by its observedGeneration) and
  * reports every one of those resources Applied. Otherwise it is False with the reason: NodeNotFound,
  * ModuleNotFound, VersionNotAvailable, InvalidResourceId (nothing rendered), Failed or Conflict (a resource
  * did not apply: the message names it and the agent's error), or Pending (the node has not got there yet).
@@ -44,7 +45,7 @@ export function appliedVerdict(input: Omit<AssignmentStatusInput, 'now'>): Appli
   if (!outcome) return { status: 'False', reason: 'NodeNotFound', message: `node "${node}" not found` };
   if (outcome.problem) return { status: 'False', ...outcome.problem };
   const rendered = outcome.rendered!;
-  const observed = declaration?.status?.observedGeneration;
+  const observed = declaration?.status?.receivedGeneration ?? declaration?.status?.observedGeneration;
   if (observed === undefined || observed < rendered.generation) {
     const holds = observed === undefined ? '' : ` (it holds generation ${observed})`;
     return { status: 'False', reason: 'Pending', message: `node "${node}" has not yet stored declaration generation ${rendered.generation}${holds}` };

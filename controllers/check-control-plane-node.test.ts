@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { KubeObject } from '../api/meta/types.ts';
 import { openStore, type FileStore } from '../api/store/index.ts';
 import { controlPlaneModule, roleAssignment } from '../api/v1alpha1/builtin-modules.ts';
 import { WrongNodeError, checkControlPlaneNode, declaredControlPlaneNode } from './check-control-plane-node.ts';
@@ -17,7 +16,6 @@ async function tempStore(t: { after(fn: () => Promise<void>): void }): Promise<F
   return store;
 }
 
-const k = (o: unknown): KubeObject => o as KubeObject;
 const logger = { info: () => {}, error: () => {} };
 
 test('a store that declares nothing is served by any node', async (t) => {
@@ -28,7 +26,7 @@ test('a store that declares nothing is served by any node', async (t) => {
 
 test('without a Mesh status, the control-plane Assignment declares the node', async (t) => {
   const store = await tempStore(t);
-  await store.create('assignments', k(roleAssignment('control-plane', 'a')));
+  await store.create('assignments', roleAssignment('control-plane', 'a'));
   assert.deepEqual(declaredControlPlaneNode(store), { node: 'a', source: 'Assignment "control-plane"' });
   await checkControlPlaneNode({ store, node: 'a', restore: false, logger });
   await assert.rejects(checkControlPlaneNode({ store, node: 'b', restore: false, logger }), (e: unknown) =>
@@ -38,8 +36,8 @@ test('without a Mesh status, the control-plane Assignment declares the node', as
 test('--restore makes the store name this node: Mesh status, Assignment, module --node, Node', async (t) => {
   const store = await tempStore(t);
   await store.create('meshes', { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Mesh', metadata: { name: 'mesh' }, spec: {}, status: { controlPlaneNode: 'a', hubNode: 'a' } });
-  await store.create('assignments', k(roleAssignment('control-plane', 'a')));
-  await store.create('modules', k(controlPlaneModule({ version: '1', command: ['cp'], dataDir: '/d', listen: '0.0.0.0:6443', node: 'a' })));
+  await store.create('assignments', roleAssignment('control-plane', 'a'));
+  await store.create('modules', controlPlaneModule({ version: '1', command: ['cp'], dataDir: '/d', listen: '0.0.0.0:6443', node: 'a' }));
   const lines: Array<{ msg: string; fields?: Record<string, unknown> }> = [];
   const log = { info: (msg: string, fields?: Record<string, unknown>) => void lines.push({ msg, fields }), error: () => {} };
   await checkControlPlaneNode({ store, node: 'b', restore: true, logger: log });

@@ -13,11 +13,10 @@
  * Nothing here elects, promotes or fails over: a person decides, by starting the process.
  */
 import type { Logger } from '../api/meta/logger.ts';
-import type { KubeObject } from '../api/meta/types.ts';
 import { API_VERSION } from '../api/meta/types.ts';
 import type { Store } from '../api/store/types.ts';
 import { CONTROL_PLANE_MODULE } from '../api/v1alpha1/builtin-modules.ts';
-import type { Assignment, Mesh, Module } from '../api/v1alpha1/generated/index.ts';
+import type { Assignment } from '../api/v1alpha1/generated/index.ts';
 
 /** Options of `checkControlPlaneNode`. */
 export interface ControlPlaneNodeOptions {
@@ -34,7 +33,7 @@ export class WrongNodeError extends Error {}
 
 /** The node the store declares as the control-plane node, and where that is written; undefined when none. */
 export function declaredControlPlaneNode(store: Pick<Store, 'get' | 'list'>): { node: string; source: string } | undefined {
-  const mesh = store.get('meshes', 'mesh') as Mesh | undefined;
+  const mesh = store.get('meshes', 'mesh');
   if (mesh?.status?.controlPlaneNode) return { node: mesh.status.controlPlaneNode, source: 'Mesh "mesh" status.controlPlaneNode' };
   const a = controlPlaneAssignment(store);
   return a ? { node: a.spec.node, source: `Assignment "${a.metadata.name}"` } : undefined;
@@ -61,14 +60,14 @@ async function restoreOnto(o: ControlPlaneNodeOptions, previous: string): Promis
   const { store, node } = o;
   if (!store.get('nodes', node)) await store.create('nodes', { apiVersion: API_VERSION, kind: 'Node', metadata: { name: node }, spec: {} });
   const a = controlPlaneAssignment(store);
-  if (a && a.spec.node !== node) await store.update('assignments', { ...a, spec: { ...a.spec, node } } as unknown as KubeObject);
-  const mod = store.get('modules', CONTROL_PLANE_MODULE) as Module | undefined;
+  if (a && a.spec.node !== node) await store.update('assignments', { ...a, spec: { ...a.spec, node } });
+  const mod = store.get('modules', CONTROL_PLANE_MODULE);
   if (mod) {
     const resources = mod.spec.resources.map((r) => (r.kind === 'Service' ? { ...r, spec: { ...r.spec, command: withNodeArg(r.spec.command, node) } } : r));
-    await store.update('modules', { ...mod, spec: { ...mod.spec, resources } } as unknown as KubeObject);
+    await store.update('modules', { ...mod, spec: { ...mod.spec, resources } });
   }
-  const mesh = store.get('meshes', 'mesh') as Mesh | undefined;
-  if (mesh) await store.update('meshes', { ...mesh, status: { ...mesh.status, controlPlaneNode: node } } as unknown as KubeObject, { subresource: 'status' });
+  const mesh = store.get('meshes', 'mesh');
+  if (mesh) await store.update('meshes', { ...mesh, status: { ...mesh.status, controlPlaneNode: node } }, { subresource: 'status' });
   o.logger.info('Restored the control plane onto this node', {
     node, previous, assignment: a?.metadata.name, note: `the store named node "${previous}"; it now names "${node}"`,
   });
@@ -76,7 +75,7 @@ async function restoreOnto(o: ControlPlaneNodeOptions, previous: string): Promis
 
 /** The `control-plane` Assignment (there is at most one: admission-roles.ts). */
 function controlPlaneAssignment(store: Pick<Store, 'list'>): Assignment | undefined {
-  return (store.list('assignments').items as unknown as Assignment[]).find((a) => a.spec?.module === CONTROL_PLANE_MODULE);
+  return store.list('assignments').items.find((a) => a.spec?.module === CONTROL_PLANE_MODULE);
 }
 
 /** `command` with the value after `--node` replaced by `node` (unchanged when it has no `--node`). */

@@ -11,7 +11,6 @@
  * which is thrown and retried with backoff. Nothing is written when nothing changed.
  */
 import type { Client } from '../api/client/types.ts';
-import type { KubeObject } from '../api/meta/types.ts';
 import type { Assignment, Declaration, Module, Node } from '../api/v1alpha1/generated/index.ts';
 import { declarationToWrite, readOwnerRecords, renderDeclaration, type Rendering } from '../api/v1alpha1/render-declaration.ts';
 import { realClock, type Clock } from '../api/meta/clock.ts';
@@ -105,11 +104,11 @@ class DeclarationReconciler implements Reconciler {
     const next = declarationToWrite({ node, rendering, current });
     if (!next) return current;
     const stored = current
-      ? await this.client.update('declarations', next as unknown as KubeObject)
-      : await this.client.create('declarations', next as unknown as KubeObject);
+      ? await this.client.update('declarations', next)
+      : await this.client.create('declarations', next);
     this.logger.info(current ? 'Updated Declaration' : 'Created Declaration', {
       node: node.metadata.name, generation: rendering.spec.generation, resources: rendering.spec.resources.length, changed: rendering.changed,
     });
-    return stored as unknown as Declaration;
+    return stored;
   }
 }

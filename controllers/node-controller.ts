@@ -14,7 +14,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Client } from '../api/client/types.ts';
 import { findCondition, setCondition } from '../api/meta/conditions.ts';
-import type { Condition, KubeObject } from '../api/meta/types.ts';
+import type { Condition } from '../api/meta/types.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import { rfc3339 } from '../api/meta/timestamp.ts';
 import type { Declaration, Mesh, Node, NodeStatus } from '../api/v1alpha1/generated/index.ts';
@@ -158,7 +158,7 @@ class NodeReconciler implements Reconciler {
 
   /** Writes the status through /status with the cached resourceVersion (a stale cache ends in a retried Conflict). */
   private async write(node: Node, next: NodeStatus): Promise<void> {
-    await this.client.updateStatus('nodes', { ...node, status: next } as unknown as KubeObject);
+    await this.client.updateStatus('nodes', { ...node, status: next });
     const before = findCondition(node.status?.conditions, REACHABLE);
     const after = findCondition(next.conditions, REACHABLE);
     if (after && before?.status !== after.status) {

@@ -8,6 +8,7 @@ import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
 import { memoryLogger } from '../engine/testing.ts';
 import type { InventoryEntry } from '../engine/types.ts';
 import { openAgentStore } from './agent-store.ts';
+import { PLURAL } from './records.ts';
 import { watermarkPath } from './watermark.ts';
 
 function tempState(t: { after(fn: () => void): void }): string {
@@ -115,7 +116,7 @@ test('agent store: owned resources without a declaration, or a damaged record, r
 
   const other = tempState(t);
   const raw2 = await openStore({ dir: join(other, 'store') });
-  await raw2.create('declarations', { apiVersion: 'agent.meshctl.dev/v1', kind: 'ReceivedDeclaration', metadata: { name: 'current' }, spec: { object: { kind: 'Declaration' } } });
+  await raw2.create(PLURAL.declarations, { apiVersion: 'agent.meshctl.dev/v1', kind: 'ReceivedDeclaration', metadata: { name: 'current' }, spec: { object: { kind: 'Declaration' } } });
   await raw2.close();
   await assert.rejects(open(other), /stored declaration is damaged/);
 });

@@ -9,13 +9,16 @@ import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
 /** The apiVersion of the agent's private records (never served by any API). */
 export const AGENT_API_VERSION = 'agent.meshctl.dev/v1';
 
-/** The agent-private plurals of its store. */
-export const PLURAL = {
+/**
+ * The agent-private plurals of its store. Typed as plain strings: they hold the agent's own records (e.g.
+ * ReceivedDeclaration under `declarations`), not the API kinds the store's typed plurals name.
+ */
+export const PLURAL: Readonly<Record<'declarations' | 'inventory' | 'settings' | 'outbox', string>> = {
   declarations: 'declarations',
   inventory: 'inventory',
   settings: 'settings',
   outbox: 'outbox',
-} as const;
+};
 
 /** Who the agent is and how it reaches the control plane (saved at first start). */
 export interface AgentIdentity {

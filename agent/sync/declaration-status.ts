@@ -1,5 +1,6 @@
 /**
- * What the agent writes to `Declaration.status` (pure): the generation it has stored (acknowledged),
+ * What the agent writes to `Declaration.status` (pure): the generation it has stored (acknowledged: its
+ * metadata.generation as observedGeneration, its spec.generation as receivedGeneration),
  * the generation it last applied in full, the per-resource results of its last reconcile of that
  * generation in declaration order (`Pending` before the first), and two conditions:
  *   - `Applied`: every resource of spec.generation has been applied (appliedGeneration = spec.generation);
@@ -70,6 +71,7 @@ export function declarationStatus(input: StatusInput): DeclarationStatus {
     : { type: 'Ready', status: 'False', reason: current ? 'ResourcesNotApplied' : 'Pending', message: current ? summary(results) : 'not yet reconciled' }, now);
   return {
     observedGeneration: generation,
+    receivedGeneration: decl.spec.generation,
     ...(input.appliedGeneration !== undefined ? { appliedGeneration: input.appliedGeneration } : {}),
     results,
     conditions,

@@ -10,6 +10,8 @@ import { ApiError } from '../../api/meta/api-error.ts';
 import { findCondition } from '../../api/meta/conditions.ts';
 import { API_VERSION, type Condition } from '../../api/meta/types.ts';
 import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
+import type { Event as MeshEvent } from '../../api/v1alpha1/generated/event.ts';
+import type { Node } from '../../api/v1alpha1/generated/node.ts';
 import type { Logger } from '../engine/types.ts';
 import type { AgentStore } from '../store/agent-store.ts';
 import { declarationStatus, type RunSummary } from './declaration-status.ts';
@@ -94,7 +96,7 @@ export function createReporter(opts: ReporterOptions): Reporter {
   async function ensureNode(): Promise<void> {
     const exists = await call('read Node', () => client.get('nodes', node).then(() => true), (e) => isCode(e, 404));
     if (exists || reach.reachable() === false) return;
-    const obj = { apiVersion: API_VERSION, kind: 'Node', metadata: { name: node }, spec: opts.site ? { site: opts.site } : {} };
+    const obj: Node = { apiVersion: API_VERSION, kind: 'Node', metadata: { name: node }, spec: opts.site ? { site: opts.site } : {} };
     const created = await call('create Node', () => client.create('nodes', obj), (e) => isCode(e, 409));
     if (created) logger.info('Created Node', { node, site: opts.site });
   }
@@ -119,7 +121,7 @@ export function createReporter(opts: ReporterOptions): Reporter {
   async function flushOnce(): Promise<void> {
     for (const item of opts.store.outbox()) {
       if (reach.reachable() === false) return;
-      const event = {
+      const event: MeshEvent = {
         apiVersion: API_VERSION, kind: 'Event', metadata: { generateName: `${node}-` },
         involvedObject: { apiVersion: API_VERSION, ...item.involvedObject }, type: item.type, reason: item.reason, message: item.message,
         count: 1, firstTimestamp: item.time, lastTimestamp: item.time, source: { component: 'mesh-agent', host: node },

@@ -2,7 +2,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
 import { ApiError } from '../meta/api-error.ts';
-import type { KubeObject, WatchEvent } from '../meta/types.ts';
+import type { WatchEvent } from '../meta/types.ts';
+import type { Node } from '../v1alpha1/generated/node.ts';
 import { startServer, type TestServer } from '../../test/harness.ts';
 import { createClient, isUnreachable, type HttpClient } from './http-client.ts';
 import type { WatchStream } from './types.ts';
@@ -19,7 +20,7 @@ after(async () => {
   await server.stop();
 });
 
-function node(name: string, site = 'home', labels: Record<string, string> = {}): KubeObject {
+function node(name: string, site = 'home', labels: Record<string, string> = {}): Node {
   return { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name, labels }, spec: { site } };
 }
 

@@ -4,8 +4,8 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../meta/api-error.ts';
-import { GROUP, VERSION, type KubeObject, type ObjectList, type WatchEvent } from '../meta/types.ts';
-import { HttpTransport, errorFromResponse, readBody } from './http-transport.ts';
+import { GROUP, VERSION, type KubeObject, type WatchEvent } from '../meta/types.ts';
+import { HttpTransport, errorFromResponse, readBody, type TransportRequest } from './http-transport.ts';
 import { decodeNdjson } from './ndjson.ts';
 import type {
   Client, ClientConfig, ClientListOptions, ClientWatchOptions, ClientWriteOptions, WatchStream,
@@ -24,25 +24,27 @@ export interface HttpClient extends Client {
 /** Creates a client for the control plane described by `cfg` (a loaded meshconfig). */
 export function createClient(cfg: ClientConfig): HttpClient {
   const t = new HttpTransport({ config: cfg });
+  // The answer's type is the one the request asks for (each method's signature says which): JSON is untyped.
+  const send = <T>(req: TransportRequest): Promise<T> => t.json(req) as Promise<T>;
   return {
-    get: (plural, name) => t.json({ method: 'GET', path: objectPath(plural, name) }) as Promise<KubeObject>,
-    list: (plural, opts) => t.json({ method: 'GET', path: collectionPath(plural) + query(listQuery(opts)) }) as Promise<ObjectList>,
+    get: (plural, name) => send({ method: 'GET', path: objectPath(plural, name) }),
+    list: (plural, opts) => send({ method: 'GET', path: collectionPath(plural) + query(listQuery(opts)) }),
     create: (plural, obj, opts) =>
-      t.json({ method: 'POST', path: collectionPath(plural) + query(writeQuery(opts)), body: obj }) as Promise<KubeObject>,
+      send({ method: 'POST', path: collectionPath(plural) + query(writeQuery(opts)), body: obj }),
     update: (plural, obj, opts) =>
-      t.json({ method: 'PUT', path: objectPath(plural, obj.metadata.name) + query(writeQuery(opts)), body: obj }) as Promise<KubeObject>,
+      send({ method: 'PUT', path: objectPath(plural, obj.metadata.name) + query(writeQuery(opts)), body: obj }),
     updateStatus: (plural, obj, opts) =>
-      t.json({ method: 'PUT', path: objectPath(plural, obj.metadata.name) + '/status' + query(writeQuery(opts)), body: obj }) as Promise<KubeObject>,
-    patch: (plural, name, patch, opts) => t.json({
+      send({ method: 'PUT', path: objectPath(plural, obj.metadata.name) + '/status' + query(writeQuery(opts)), body: obj }),
+    patch: (plural, name, patch, opts) => send({
       method: 'PATCH',
       path: objectPath(plural, name) + (opts?.subresource ? `/${opts.subresource}` : '') + query(writeQuery(opts)),
       body: patch,
       contentType: 'application/merge-patch+json',
-    }) as Promise<KubeObject>,
-    delete: (plural, name, opts) => t.json({
+    }),
+    delete: (plural, name, opts) => send({
       method: 'DELETE',
       path: objectPath(plural, name) + query({ ...writeQuery(opts), propagationPolicy: opts?.propagationPolicy }),
-    }) as Promise<KubeObject>,
+    }),
     watch: (plural, opts) => openWatch(t, plural, opts),
     raw: (path) => t.json({ method: 'GET', path }),
     close: () => t.close(),
@@ -75,7 +77,9 @@ function query(params: Record<string, string | undefined>): string {
 }
 
 /** Opens a watch; an HTTP 410 answer becomes a single ERROR event carrying the `Status`, as the contract says. */
-async function openWatch(t: HttpTransport, plural: string, opts: ClientWatchOptions | undefined): Promise<WatchStream> {
+async function openWatch<T extends KubeObject>(
+  t: HttpTransport, plural: string, opts: ClientWatchOptions | undefined,
+): Promise<WatchStream<T>> {
   const q = query({
     watch: '1',
     ...listQuery(opts),
@@ -87,18 +91,18 @@ async function openWatch(t: HttpTransport, plural: string, opts: ClientWatchOpti
   if (code < 200 || code >= 300) {
     const err = errorFromResponse(code, await readBody(res).catch(() => ''));
     if (code !== 410) throw err;
-    const event = { type: 'ERROR', object: err.toStatus() } as unknown as WatchEvent;
+    const event: WatchEvent<T> = { type: 'ERROR', object: err.toStatus() };
     return { events: (async function* () { yield event; })(), close: () => undefined };
   }
-  return watchStream(res);
+  return watchStream<T>(res);
 }
 
 /** Wraps a 200 watch response: events end when the server closes the stream or the owner calls close(). */
-function watchStream(res: IncomingMessage): WatchStream {
+function watchStream<T extends KubeObject>(res: IncomingMessage): WatchStream<T> {
   let closed = false;
-  async function* events(): AsyncGenerator<WatchEvent> {
+  async function* events(): AsyncGenerator<WatchEvent<T>> {
     try {
-      for await (const value of decodeNdjson(res)) yield value as WatchEvent;
+      for await (const value of decodeNdjson(res)) yield value as WatchEvent<T>;
     } catch (e) {
       if (closed || !(e instanceof SyntaxError)) return; // closed by us, or the connection dropped: the stream ends
       throw new ApiError({ reason: 'InternalError', message: e.message });

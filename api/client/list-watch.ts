@@ -9,10 +9,10 @@
  * clock, cut short by `wake()` or `stop()`. A stream silent for `idleTimeoutMs` (no event, no bookmark) is
  * presumed dead and reopened.
  */
-import { ApiError, type Status } from '../meta/api-error.ts';
+import { ApiError } from '../meta/api-error.ts';
 import { Backoff, realClock, sleep, type Clock, type Sleep, type TimerHandle } from '../meta/clock.ts';
 import { silentLogger, type LogFields, type Logger } from '../meta/logger.ts';
-import type { KubeObject, WatchEvent } from '../meta/types.ts';
+import type { KubeObject, ObjectEvent, WatchEvent } from '../meta/types.ts';
 import type { Client, WatchStream } from './types.ts';
 
 /** Options of `startListWatch`. */
@@ -36,7 +36,7 @@ export interface ListWatchOptions<T extends KubeObject = KubeObject> {
   /** Receives each whole list (the first, and after a 410 or a failed handler). Throwing makes it relist. */
   onList(items: T[], resourceVersion: string): void | Promise<void>;
   /** Receives each ADDED, MODIFIED and DELETED event in order. Throwing makes it relist. */
-  onEvent(event: WatchEvent<T>): void | Promise<void>;
+  onEvent(event: ObjectEvent<T>): void | Promise<void>;
   /** Called each time the server answered a list or opened a watch. */
   onContact?(): void;
   /** Called with every failure except a 410, before the backoff; throw to end the loop. Default: logs it. */
@@ -61,9 +61,8 @@ export function isGone(e: unknown): boolean {
 }
 
 /** The ApiError a watch ERROR event carries (its object is a `Status`). */
-export function watchEventError(ev: WatchEvent): ApiError {
-  const status: Partial<Status> = ev.object as Partial<Status>;
-  return ApiError.fromStatus(status, status.code ?? 500);
+export function watchEventError(ev: Extract<WatchEvent, { type: 'ERROR' }>): ApiError {
+  return ApiError.fromStatus(ev.object, ev.object.code ?? 500);
 }
 
 /** Starts the loop in the background. */
@@ -101,9 +100,9 @@ export function startListWatch<T extends KubeObject = KubeObject>(opts: ListWatc
     logger.info('Listed objects', { ...fields, count: list.items.length, resourceVersion: rv });
   }
 
-  async function handle(ev: WatchEvent): Promise<void> {
+  async function handle(ev: WatchEvent<T>): Promise<void> {
     if (ev.type === 'ERROR') throw watchEventError(ev);
-    if (ev.type !== 'BOOKMARK') await deliver(() => opts.onEvent(ev as WatchEvent<T>));
+    if (ev.type !== 'BOOKMARK') await deliver(() => opts.onEvent(ev));
     if (ev.object.metadata?.resourceVersion) rv = ev.object.metadata.resourceVersion;
   }
 
@@ -125,7 +124,7 @@ export function startListWatch<T extends KubeObject = KubeObject>(opts: ListWatc
       for await (const ev of s.events) {
         if (stopped) break;
         arm();
-        await handle(ev);
+        await handle(ev as WatchEvent<T>);
         backoff.reset();
         goneInARow = 0;
         received = true;

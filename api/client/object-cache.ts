@@ -2,7 +2,7 @@
  * The informer's cache of one kind, keyed by name: applies watch events and whole lists, and says what
  * changed (the events an informer reports). Pure state, no I/O.
  */
-import type { KubeObject, WatchEvent } from '../meta/types.ts';
+import type { KubeObject, ObjectEvent } from '../meta/types.ts';
 
 /** The kinds of change an informer reports. */
 export type InformerEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -32,10 +32,10 @@ export class ObjectCache<T extends KubeObject = KubeObject> {
   }
 
   /** Applies an ADDED, MODIFIED or DELETED event (ADDED/MODIFIED become MODIFIED/ADDED by what is cached). */
-  apply(ev: WatchEvent<T>): CacheChange<T> | undefined {
+  apply(ev: ObjectEvent<T>): CacheChange<T> | undefined {
     const obj = ev.object;
     const name = obj.metadata?.name;
-    if (!name || (ev.type !== 'ADDED' && ev.type !== 'MODIFIED' && ev.type !== 'DELETED')) return undefined;
+    if (!name) return undefined;
     const old = this.byName.get(name);
     if (ev.type === 'DELETED') {
       this.byName.delete(name);

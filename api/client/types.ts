@@ -1,8 +1,11 @@
 /**
  * The contract of the typed client used by meshctl, the controllers and the agent.
  * All methods reject with ApiError (a `Status` from the server, or ServiceUnavailable when unreachable).
+ * Each method is generic over the plural: `get('nodes', n)` resolves to a `Node` (see ObjectOf in
+ * api/v1alpha1/generated/resources.ts); a plural known only at run time (a `string`) gives a `KubeObject`.
  */
 import type { KubeObject, ObjectList, WatchEvent } from '../meta/types.ts';
+import type { ObjectOf } from '../v1alpha1/generated/resources.ts';
 
 /** Where and how to reach a control plane: what a meshconfig file holds. */
 export interface ClientConfig {
@@ -31,22 +34,27 @@ export interface ClientWatchOptions extends ClientListOptions {
 }
 
 /** An open watch stream; `events` ends when the server closes or `close()` is called. */
-export interface WatchStream {
-  events: AsyncIterable<WatchEvent>;
+export interface WatchStream<T extends KubeObject = KubeObject> {
+  events: AsyncIterable<WatchEvent<T>>;
   close(): void;
 }
 
+/** The API client: one method per verb, each typed by the plural it is given. */
 export interface Client {
-  get(plural: string, name: string): Promise<KubeObject>;
-  list(plural: string, opts?: ClientListOptions): Promise<ObjectList>;
-  create(plural: string, obj: KubeObject, opts?: ClientWriteOptions): Promise<KubeObject>;
-  update(plural: string, obj: KubeObject, opts?: ClientWriteOptions): Promise<KubeObject>;
-  updateStatus(plural: string, obj: KubeObject, opts?: ClientWriteOptions): Promise<KubeObject>;
+  get<P extends string>(plural: P, name: string): Promise<ObjectOf<P>>;
+  list<P extends string>(plural: P, opts?: ClientListOptions): Promise<ObjectList<ObjectOf<P>>>;
+  create<P extends string>(plural: P, obj: ObjectOf<P>, opts?: ClientWriteOptions): Promise<ObjectOf<P>>;
+  update<P extends string>(plural: P, obj: ObjectOf<P>, opts?: ClientWriteOptions): Promise<ObjectOf<P>>;
+  updateStatus<P extends string>(plural: P, obj: ObjectOf<P>, opts?: ClientWriteOptions): Promise<ObjectOf<P>>;
   /** JSON merge patch (RFC 7386): `null` deletes a field. */
-  patch(plural: string, name: string, patch: unknown, opts?: ClientWriteOptions & { subresource?: 'status' }): Promise<KubeObject>;
-  delete(plural: string, name: string, opts?: ClientWriteOptions & { propagationPolicy?: 'Orphan' | 'Background' }): Promise<KubeObject>;
+  patch<P extends string>(
+    plural: P, name: string, patch: unknown, opts?: ClientWriteOptions & { subresource?: 'status' },
+  ): Promise<ObjectOf<P>>;
+  delete<P extends string>(
+    plural: P, name: string, opts?: ClientWriteOptions & { propagationPolicy?: 'Orphan' | 'Background' },
+  ): Promise<ObjectOf<P>>;
   /** Opens `?watch=1`; a 410 surfaces as an ERROR event whose object is a Status with code 410. */
-  watch(plural: string, opts?: ClientWatchOptions): Promise<WatchStream>;
+  watch<P extends string>(plural: P, opts?: ClientWatchOptions): Promise<WatchStream<ObjectOf<P>>>;
   /** Raw GET of any path (discovery, /version). */
   raw(path: string): Promise<unknown>;
 }

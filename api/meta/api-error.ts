@@ -10,8 +10,11 @@ export interface StatusCause { field?: string; message: string; reason?: string 
 
 export interface StatusDetails { name?: string; group?: string; kind?: string; causes?: StatusCause[] }
 
-/** The wire shape of an error (`kind: Status`). */
-export interface Status {
+/**
+ * The wire shape of an error (`kind: Status`). A type rather than an interface, so that a Status is also a
+ * KubeObject (the object of a watch ERROR event).
+ */
+export type Status = {
   kind: 'Status';
   apiVersion: 'v1';
   metadata: Record<string, never>;
@@ -20,7 +23,7 @@ export interface Status {
   reason: StatusReason;
   details?: StatusDetails;
   code: number;
-}
+};
 
 const CODES: Record<StatusReason, number> = {
   BadRequest: 400, Unauthorized: 401, Forbidden: 403, NotFound: 404, AlreadyExists: 409, Conflict: 409,

@@ -3,11 +3,12 @@
  * Metadata and conditions are the upstream `V1ObjectMeta` and `V1Condition` types (types only).
  */
 import type { V1ObjectMeta, V1Condition, V1OwnerReference } from '@kubernetes/client-node';
+import type { Status } from './api-error.ts';
 
 /** The API group and version every meshctl kind is served under. */
 export const GROUP = 'meshctl.dev';
 export const VERSION = 'v1alpha1';
-export const API_VERSION = `${GROUP}/${VERSION}`;
+export const API_VERSION = `${GROUP}/${VERSION}` as const;
 
 /** Object metadata as stored and served (timestamps are RFC 3339 strings on the wire). */
 export type ObjectMeta = Omit<V1ObjectMeta, 'creationTimestamp' | 'deletionTimestamp' | 'managedFields'> & {
@@ -40,8 +41,14 @@ export interface ObjectList<T extends KubeObject = KubeObject> {
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
-/** One line of a `?watch=1` stream. */
-export interface WatchEvent<T extends KubeObject = KubeObject> {
-  type: WatchEventType;
-  object: T;
-}
+/**
+ * One line of a `?watch=1` stream, narrowed by `type`: a change of a `T`; a BOOKMARK, whose object carries
+ * only `metadata.resourceVersion`; or an ERROR, whose object is the `Status` (e.g. 410 Expired: relist).
+ */
+export type WatchEvent<T extends KubeObject = KubeObject> =
+  | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: T }
+  | { type: 'BOOKMARK'; object: KubeObject }
+  | { type: 'ERROR'; object: Status };
+
+/** A watch event that carries a changed object: ADDED, MODIFIED or DELETED (not a BOOKMARK or an ERROR). */
+export type ObjectEvent<T extends KubeObject = KubeObject> = Extract<WatchEvent<T>, { type: 'ADDED' | 'MODIFIED' | 'DELETED' }>;

@@ -5,8 +5,7 @@ import type { KubeObject } from '../meta/types.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore } from './index.ts';
-import { node, record, settle, tempStore } from './testdata/helpers.ts';
+import { node, openAnyKindStore, record, settle, tempStore } from './testdata/helpers.ts';
 
 function rejectsWith(p: Promise<unknown>, reason: string, message?: RegExp): Promise<void> {
   return assert.rejects(p, (e: unknown) => {
@@ -176,13 +175,13 @@ test('cascade: dependents in any kind go with their owner, recursively, honourin
 test('cascade through an ownership chain deeper than the call stack: all of it goes, on disk too', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'meshctl-store-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const store = await openStore({ dir, logger: () => {} });
+  const store = await openAnyKindStore({ dir, logger: () => {} });
   let owner = await store.create('nodes', node('root'));
   for (let i = 0; i < 5000; i++) owner = await store.create('events', ownedBy(owner, `e${i}`));
   await store.delete('nodes', 'root');
   assert.equal(store.list('events').items.length, 0);
   await store.close();
-  const again = await openStore({ dir, logger: () => {} });
+  const again = await openAnyKindStore({ dir, logger: () => {} });
   assert.equal(again.list('events').items.length, 0, 'the journal holds the whole cascade');
   await again.close();
 });

@@ -13,6 +13,7 @@ import type { Low } from 'lowdb';
 import { ApiError } from '../meta/api-error.ts';
 import { rfc3339 } from '../meta/timestamp.ts';
 import type { KubeObject } from '../meta/types.ts';
+import type { ObjectOf } from '../v1alpha1/generated/resources.ts';
 import type { CreateOptions, DeleteOptions, ListOptions, Store, UpdateOptions, Watch, WatchOptions } from './types.ts';
 import { markDeleting, orphanDependents, removeObject } from './cascade.ts';
 import type { JournalAdapter, JournalStats } from './journal-adapter.ts';
@@ -64,7 +65,10 @@ function checkObject(obj: unknown): KubeObject {
   return input;
 }
 
-/** The Store implementation (construct it with `openStore`). */
+/**
+ * The Store implementation (construct it with `openStore`). It holds KubeObjects; the typed reads and writes
+ * say that an object stored under a plural is of that plural's type (every write to a plural is of its kind).
+ */
 export class DurableStore implements FileStore {
   readonly #db: Low<StoreData>;
   readonly #adapter: JournalAdapter;
@@ -88,15 +92,23 @@ export class DurableStore implements FileStore {
     return String(this.#db.data.rv);
   }
 
-  get(plural: string, name: string): KubeObject | undefined {
-    return this.#state.get(plural, name);
+  get<P extends string>(plural: P, name: string): ObjectOf<P> | undefined {
+    return this.#state.get(plural, name) as ObjectOf<P> | undefined;
   }
 
-  list(plural: string, opts?: ListOptions): { items: KubeObject[]; resourceVersion: string } {
-    return { items: this.#state.list(plural, opts), resourceVersion: this.resourceVersion() };
+  list<P extends string>(plural: P, opts?: ListOptions): { items: ObjectOf<P>[]; resourceVersion: string } {
+    return { items: this.#state.list(plural, opts) as ObjectOf<P>[], resourceVersion: this.resourceVersion() };
   }
 
-  async create(plural: string, obj: KubeObject, opts: CreateOptions = {}): Promise<KubeObject> {
+  create<P extends string>(plural: P, obj: ObjectOf<P>, opts: CreateOptions = {}): Promise<ObjectOf<P>> {
+    return this.#create(plural, obj, opts) as Promise<ObjectOf<P>>;
+  }
+
+  update<P extends string>(plural: P, obj: ObjectOf<P>, opts: UpdateOptions = {}): Promise<ObjectOf<P>> {
+    return this.#update(plural, obj, opts) as Promise<ObjectOf<P>>;
+  }
+
+  async #create(plural: string, obj: KubeObject, opts: CreateOptions): Promise<KubeObject> {
     this.#writable();
     const input = checkObject(obj);
     const name = this.#nameFor(plural, input);
@@ -126,7 +138,7 @@ export class DurableStore implements FileStore {
     throw ApiError.alreadyExists(plural, `${generateName}*`);
   }
 
-  async update(plural: string, obj: KubeObject, opts: UpdateOptions = {}): Promise<KubeObject> {
+  async #update(plural: string, obj: KubeObject, opts: UpdateOptions): Promise<KubeObject> {
     this.#writable();
     const input = checkObject(obj);
     const name = input.metadata.name;

@@ -1,14 +1,15 @@
 /**
- * A watch event as the store delivers it: `{type, object}` like any WatchEvent, plus a lazily computed,
+ * A watch event as the store delivers it: `{type, object}` like any StoreWatchEvent, plus a lazily computed,
  * cached `json` line so a server fanning one change out to many watchers serializes it once, not once per
  * watcher. Only `type` and `object` are own enumerable properties, so `JSON.stringify(event)` gives the same
  * text as `event.json`. Events are shared by every watcher: read-only.
  */
-import type { KubeObject, WatchEvent, WatchEventType } from '../meta/types.ts';
+import type { KubeObject, WatchEventType } from '../meta/types.ts';
 import { withResourceVersion } from './object-meta.ts';
+import type { StoreWatchEvent } from './types.ts';
 
-/** A WatchEvent carrying its serialized form (what `Store.watch` callbacks receive). */
-export interface SerializedWatchEvent extends WatchEvent {
+/** A StoreWatchEvent carrying its serialized form (what `Store.watch` callbacks receive). */
+export interface SerializedWatchEvent extends StoreWatchEvent {
   /** `{"type":...,"object":...}` without a newline, computed once per event. */
   readonly json: string;
 }

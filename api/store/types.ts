@@ -3,7 +3,8 @@
  * Objects are keyed by (plural, name); every kind is cluster-scoped.
  * Returned objects are shared and read-only: callers clone before changing them.
  */
-import type { KubeObject, WatchEvent } from '../meta/types.ts';
+import type { KubeObject, WatchEventType } from '../meta/types.ts';
+import type { ObjectOf } from '../v1alpha1/generated/resources.ts';
 
 export interface ListOptions {
   /** Kubernetes label selector: `a=b,c!=d,e,!f,g in (x,y),h notin (z)`. */
@@ -50,24 +51,37 @@ export interface WatchOptions extends ListOptions {
   resourceVersion?: string;
 }
 
+/**
+ * A watch event as the store delivers it. Unlike a client's WatchEvent it is not narrowed by `type` (the
+ * server only forwards it): for ERROR, `object` is the `Status`, a KubeObject too.
+ */
+export interface StoreWatchEvent {
+  readonly type: WatchEventType;
+  readonly object: KubeObject;
+}
+
 /** A running watch; `stop()` is idempotent. */
 export interface Watch {
   stop(): void;
 }
 
+/**
+ * The store's API. Reads and writes are typed by the plural (`get('nodes', n)` is a `Node`, see ObjectOf in
+ * api/v1alpha1/generated/resources.ts); a plural known only at run time (a `string`) gives a `KubeObject`.
+ */
 export interface Store {
   /** The newest resourceVersion the store has issued (as a decimal string). */
   resourceVersion(): string;
   /** One object, or undefined. */
-  get(plural: string, name: string): KubeObject | undefined;
+  get<P extends string>(plural: P, name: string): ObjectOf<P> | undefined;
   /** The matching objects of a kind, sorted by name, with the store's resourceVersion at the time. */
-  list(plural: string, opts?: ListOptions): { items: KubeObject[]; resourceVersion: string };
+  list<P extends string>(plural: P, opts?: ListOptions): { items: ObjectOf<P>[]; resourceVersion: string };
   /**
    * Creates an object: sets uid, resourceVersion, generation 1, creationTimestamp; ignores client-set values of those.
    * Without a name, names it `metadata.generateName` plus 5 random characters of Kubernetes' alphabet.
    * Throws Invalid (no name), AlreadyExists. Resolves once the write is durable (fsync'd).
    */
-  create(plural: string, obj: KubeObject, opts?: CreateOptions): Promise<KubeObject>;
+  create<P extends string>(plural: P, obj: ObjectOf<P>, opts?: CreateOptions): Promise<ObjectOf<P>>;
   /**
    * Replaces an object. If obj.metadata.resourceVersion is set and differs from the stored one: Conflict.
    * Status separation: the main resource keeps the stored `.status`; `subresource: 'status'` changes only `.status`.
@@ -75,7 +89,7 @@ export interface Store {
    * When deletionTimestamp is set and finalizers become empty, the object is deleted.
    * Throws NotFound. Resolves once durable.
    */
-  update(plural: string, obj: KubeObject, opts?: UpdateOptions): Promise<KubeObject>;
+  update<P extends string>(plural: P, obj: ObjectOf<P>, opts?: UpdateOptions): Promise<ObjectOf<P>>;
   /**
    * Deletes an object, or marks it (deletionTimestamp) when it has finalizers.
    * Cascades to objects whose ownerReferences name its uid, unless Orphan.
@@ -86,7 +100,7 @@ export interface Store {
    * Streams events for one kind, in resourceVersion order, only after they are durable.
    * Throws ApiError with code 410 when opts.resourceVersion is older than the in-memory event log.
    */
-  watch(plural: string, opts: WatchOptions, onEvent: (e: WatchEvent) => void): Watch;
+  watch(plural: string, opts: WatchOptions, onEvent: (e: StoreWatchEvent) => void): Watch;
   /** Flushes pending writes and closes the files. */
   close(): Promise<void>;
 }

@@ -109,7 +109,7 @@ export class WatchHub {
       w.initial = undefined;
     }
     if (w.cursor < this.#log.resumableFrom) {
-      const status = this.#tooOld(w.cursor).toStatus() as unknown as KubeObject;
+      const status = this.#tooOld(w.cursor).toStatus();
       w.emit(new StoreEvent({ type: 'ERROR', object: status, plural: w.plural, rv: 0 }));
       this.#remove(w);
       return;

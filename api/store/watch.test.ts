@@ -3,12 +3,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiError } from '../meta/api-error.ts';
-import type { WatchEvent } from '../meta/types.ts';
-import type { SerializedWatchEvent } from './index.ts';
-import { openStore } from './index.ts';
-import { node, record, settle, tempDir, tempStore } from './testdata/helpers.ts';
+import type { SerializedWatchEvent, StoreWatchEvent } from './index.ts';
+import { node, openAnyKindStore, record, settle, tempDir, tempStore } from './testdata/helpers.ts';
 
-const names = (es: WatchEvent[]) => es.map((e) => `${e.type} ${e.object.metadata.name}`);
+const names = (es: StoreWatchEvent[]) => es.map((e) => `${e.type} ${e.object.metadata.name}`);
 
 test('a watch from resourceVersion 0 (or none) lists the current objects as ADDED, then follows changes', async (t) => {
   const { store } = await tempStore(t);
@@ -47,7 +45,7 @@ test('a watch from resourceVersion N replays every later change of that kind, th
 
 test('resuming from before the event log is 410 Expired; within it works; after reopen only the current rv', async (t) => {
   const dir = tempDir(t);
-  const store = await openStore({ dir, eventLogCapacity: 5 });
+  const store = await openAnyKindStore({ dir, eventLogCapacity: 5 });
   for (let i = 0; i < 10; i++) await store.create('nodes', node(`n${i}`));
   assert.throws(() => store.watch('nodes', { resourceVersion: '1' }, () => {}), (e: unknown) => {
     assert.ok(e instanceof ApiError);
@@ -61,7 +59,7 @@ test('resuming from before the event log is 410 Expired; within it works; after 
   ok.stop();
   assert.throws(() => store.watch('nodes', { resourceVersion: 'abc' }, () => {}), (e: unknown) => e instanceof ApiError && e.code === 400);
   await store.close();
-  const reopened = await openStore({ dir, eventLogCapacity: 5 });
+  const reopened = await openAnyKindStore({ dir, eventLogCapacity: 5 });
   t.after(() => reopened.close());
   assert.throws(() => reopened.watch('nodes', { resourceVersion: '9' }, () => {}), (e: unknown) => e instanceof ApiError && e.code === 410);
   const fromNow = record(reopened, 'nodes', { resourceVersion: reopened.resourceVersion() });

@@ -82,7 +82,7 @@ test('rendering the same world again changes nothing and writes nothing', () => 
   assert.equal(declarationToWrite({ node, rendering: again, current: withStatus }), undefined);
 });
 
-test('a content change bumps the generation to the next metadata.generation; unchanged owners keep theirs', () => {
+test('a content change bumps spec.generation by one; unchanged owners keep theirs', () => {
   const other = mod('other', '1', [dir('d', '/o')]);
   const assignments = [asg('other-a', { module: 'other', node: 'a' }), asg('web-a', { module: 'web', node: 'a' }, '2026-02-01T00:00:00Z')];
   const first = render({ assignments, modules: modules(web, other) });
@@ -90,8 +90,17 @@ test('a content change bumps the generation to the next metadata.generation; unc
   const second = render({ assignments, modules: modules(web2, other), current: first.decl });
   assert.equal(second.rendering.changed, true);
   assert.equal(second.rendering.spec.generation, 2);
-  assert.equal(second.decl.metadata.generation, 2, 'spec.generation equals the metadata.generation the store gives');
   assert.deepEqual(second.rendering.owners, { 'other-a': { version: '1', generation: 1 }, 'web-a': { version: '2.0.0', generation: 2 } });
+});
+
+test('spec.generation follows the stored spec.generation, not the store\'s metadata.generation', () => {
+  const assignments = [asg('web-a', { module: 'web', node: 'a' })];
+  const first = render({ assignments, modules: modules(web) });
+  const current = { ...first.decl, metadata: { ...first.decl.metadata, generation: 7 } };
+  const web2 = mod('web', '2.0.0', [dir('dir', '/srv/web')]);
+  const next = renderDeclaration({ node: 'a', assignments, modules: modules(web2), current });
+  assert.equal(next.spec.generation, 2);
+  assert.deepEqual(next.owners, { 'web-a': { version: '2.0.0', generation: 2 } });
 });
 
 test('deleting an assignment removes its resources in a new generation; the others keep their record', () => {

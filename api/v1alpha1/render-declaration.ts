@@ -11,9 +11,10 @@
  *   for it stays (a typo in a version must not take a module off its node), and a new one renders nothing.
  * - What was rendered per owner (version, and the generation since which its resources are unchanged) is
  *   recorded in the OWNERS_ANNOTATION, written in the same update as the resources it describes.
- * - spec.generation changes only when the resources change, and is then set to the metadata.generation the
- *   store will give the update (stored + 1; 1 on create), so both generations stay on one scale and the
- *   agent's status.observedGeneration (a metadata.generation) compares directly with recorded generations.
+ * - spec.generation is the renderer's own counter: it goes up by one when the resources change (1 for a new
+ *   Declaration) and never otherwise. It is not the metadata.generation, which the store owns and assigns;
+ *   owner records use spec.generation too, and the agent reports the spec.generation it holds
+ *   (status.receivedGeneration), so the two are compared on one scale without guessing the store's.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, OwnerReference } from '../meta/types.ts';
@@ -160,7 +161,7 @@ export function renderDeclaration(input: RenderInput): Rendering {
   });
   const resources = picked.flatMap((p) => ('resources' in p.selection ? p.selection.resources : []));
   const changed = !current || !isDeepStrictEqual(current.spec.resources, resources);
-  const generation = changed ? (current?.metadata.generation ?? 0) + 1 : current.spec.generation;
+  const generation = changed ? (current?.spec.generation ?? 0) + 1 : current.spec.generation;
   const owners: OwnerRecords = {};
   const outcomes: OwnerOutcome[] = picked.map(({ owner, held, selection }) => {
     if (!('resources' in selection)) return { owner, problem: selection.problem };

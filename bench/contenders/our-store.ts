@@ -7,7 +7,8 @@ import { openStore, type FileStore } from '../../api/store/index.ts';
 import { mutate } from '../lib/node-object.ts';
 import type { Contender } from './contender.ts';
 
-const PLURAL = 'nodes';
+/** A plural typed as a run-time string: the contenders store the same plain objects, not schema types. */
+const PLURAL: string = 'nodes';
 
 /** Opens our store on `dir`; `compactAfterBytes` overrides the store's default. */
 export async function openOurStore(dir: string, compactAfterBytes?: number): Promise<Contender> {

@@ -3,6 +3,7 @@
  * 1 KiB serialized, most of it in annotations (NodeSpec itself is small: site and endpoint).
  */
 import type { KubeObject } from '../../api/meta/types.ts';
+import type { Node } from '../../api/v1alpha1/generated/node.ts';
 
 const SEQ = 'bench.meshctl.dev/seq';
 
@@ -12,7 +13,7 @@ export function objectName(i: number, prefix = 'node'): string {
 }
 
 /** A valid Node whose JSON is about 1.1 KiB. */
-export function makeNodeObject(i: number, prefix = 'node'): KubeObject {
+export function makeNodeObject(i: number, prefix = 'node'): Node {
   const annotations = Object.fromEntries(Array.from({ length: 12 }, (_, k) => [`note-${k}.bench.meshctl.dev`, `value-${k}-${'x'.repeat(48)}`]));
   return {
     apiVersion: 'meshctl.dev/v1alpha1',

@@ -49,23 +49,21 @@ export class RoundTracker {
 
   /** Opens both watches from `resourceVersion` (a list's, taken before anything was created). */
   async open(client: Client, resourceVersion: string): Promise<void> {
-    for (const plural of ['declarations', 'assignments']) {
-      const s = await client.watch(plural, { resourceVersion });
-      this.#streams.push(s);
-      void this.#pump(s, plural);
-    }
+    const declarations = await client.watch('declarations', { resourceVersion });
+    this.#streams.push(declarations);
+    void this.#pump(declarations, (d, now) => this.#onDeclaration(d, d.metadata.name ?? '', now));
+    const assignments = await client.watch('assignments', { resourceVersion });
+    this.#streams.push(assignments);
+    void this.#pump(assignments, (a, now) => this.#onAssignment(a, now));
   }
 
-  async #pump(s: WatchStream, plural: string): Promise<void> {
-    for await (const ev of s.events) this.#onEvent(plural, ev);
+  async #pump<T extends KubeObject>(s: WatchStream<T>, onObject: (obj: T, now: number) => void): Promise<void> {
+    for await (const ev of s.events) this.#onEvent(ev, onObject);
   }
 
-  #onEvent(plural: string, ev: WatchEvent): void {
+  #onEvent<T extends KubeObject>(ev: WatchEvent<T>, onObject: (obj: T, now: number) => void): void {
     if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED') return;
-    const now = performance.now();
-    const name = ev.object.metadata.name ?? '';
-    if (plural === 'declarations') this.#onDeclaration(ev.object as unknown as Declaration, name, now);
-    else this.#onAssignment(ev.object as unknown as Assignment, now);
+    onObject(ev.object, performance.now());
     const m = this.#marks;
     if (m.applied.size === this.#nodes && m.assigned.size === this.#nodes && m.written.size === this.#nodes) this.#done?.();
   }

@@ -208,7 +208,7 @@ test('a controller reconciles every key, maps secondary objects to keys, and ret
       if (!obj) return; // deleted: nothing left to converge
       const status = (obj.status ?? {}) as { observedGeneration?: number };
       if (status.observedGeneration === obj.metadata.generation) return;
-      await client.updateStatus('nodes', { ...obj, status: { ...status, observedGeneration: obj.metadata.generation } });
+      await client.updateStatus<string>('nodes', { ...obj, status: { ...status, observedGeneration: obj.metadata.generation } });
     },
   };
   const queue = new WorkQueue({ baseDelayMs: 40 });

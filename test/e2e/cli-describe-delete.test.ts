@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type HttpClient } from '../../api/client/http-client.ts';
-import type { KubeObject } from '../../api/meta/types.ts';
+import type { Event as MeshEvent, Node } from '../../api/v1alpha1/generated/index.ts';
 import { startServer, type TestServer } from '../harness.ts';
 import { buildCli, type BuiltCli } from './cli-harness.ts';
 
@@ -26,10 +26,10 @@ after(async () => {
 });
 
 const meshctl = (...args: string[]) => cli.run(args, { config: server.meshconfigPath });
-const node = (name: string, site = 'home'): KubeObject =>
+const node = (name: string, site = 'home'): Node =>
   ({ apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name, labels: { role: 'web' } }, spec: { site } });
 
-function event(name: string, reason: string, last: string, count = 1): KubeObject {
+function event(name: string, reason: string, last: string, count = 1): MeshEvent {
   return {
     apiVersion: 'meshctl.dev/v1alpha1', kind: 'Event', metadata: { name },
     involvedObject: { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', name: 'described' },

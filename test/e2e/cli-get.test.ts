@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { writeMeshconfig } from '../../api/client/meshconfig.ts';
 import { createClient, type HttpClient } from '../../api/client/http-client.ts';
 import type { KubeObject } from '../../api/meta/types.ts';
+import type { Node } from '../../api/v1alpha1/generated/node.ts';
 import { startServer, type TestServer } from '../harness.ts';
 import { buildCli, eventually, type BuiltCli } from './cli-harness.ts';
 
@@ -16,7 +17,7 @@ let cli: BuiltCli;
 let client: HttpClient;
 const dir = mkdtempSync(join(tmpdir(), 'meshctl-cli-get-'));
 
-const node = (name: string, site: string, labels: Record<string, string>): KubeObject =>
+const node = (name: string, site: string, labels: Record<string, string>): Node =>
   ({ apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name, labels }, spec: { site, endpoint: `192.0.2.${name.length}:51820` } });
 
 before(async () => {

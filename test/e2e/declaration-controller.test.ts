@@ -92,7 +92,7 @@ async function agentReports(nodeName: string, state: (id: string) => Pick<Resour
   const d = read ?? await getDecl(nodeName);
   const results = d.spec.resources.map((r) => ({ id: r.id, ...state(r.id) }));
   const status = { observedGeneration: d.metadata.generation, results };
-  return (await client.updateStatus('declarations', { ...d, status } as unknown as KubeObject)) as unknown as Declaration;
+  return client.updateStatus('declarations', { ...d, status });
 }
 
 /** Waits until the controller's informer cache holds `name` at resourceVersion `rv` or later. */

@@ -13,17 +13,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type HttpClient } from '../../api/client/http-client.ts';
 import type { Condition, KubeObject } from '../../api/meta/types.ts';
-import type { NodeStatus } from '../../api/v1alpha1/generated/index.ts';
+import type { Module, NodeStatus } from '../../api/v1alpha1/generated/index.ts';
 import { spawnAgent, waitFor, type AgentProcess } from '../../agent/testing.ts';
 import { REPO_ROOT, spawnControlPlane } from '../harness.ts';
 
 const GRACE_MS = 2000;
 const NODE = 'edge';
 
-const api = { apiVersion: 'meshctl.dev/v1alpha1' };
+const api = { apiVersion: 'meshctl.dev/v1alpha1' } as const;
 
 /** A module of a directory and a file whose content names the version. */
-const module = (version: string): KubeObject => ({
+const module = (version: string): Module => ({
   ...api, kind: 'Module', metadata: { name: 'note' },
   spec: {
     version, resources: [

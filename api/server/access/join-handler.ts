@@ -16,6 +16,7 @@ import { ApiError, isReason, type StatusCause } from '../../meta/api-error.ts';
 import type { Logger } from '../../meta/logger.ts';
 import { API_VERSION, type KubeObject } from '../../meta/types.ts';
 import type { Store } from '../../store/types.ts';
+import type { Node } from '../../v1alpha1/generated/node.ts';
 import { validateObject } from '../../v1alpha1/validate.ts';
 import { parseBody, readBody } from '../http/body.ts';
 import type { NodeCredentials } from './credentials.ts';
@@ -75,7 +76,7 @@ async function ensureNode(store: Store, input: JoinRequest): Promise<KubeObject>
   }
 }
 
-function nodeObject(input: { nodeName: string; site?: string }): KubeObject {
+function nodeObject(input: { nodeName: string; site?: string }): Node {
   return { apiVersion: API_VERSION, kind: 'Node', metadata: { name: input.nodeName }, spec: input.site ? { site: input.site } : {} };
 }
 

@@ -3,12 +3,13 @@
  * nodes check is api/meta/ca-pin.ts). ECDSA P-256 via
  * @peculiar/x509 over Node's WebCrypto: no openssl, no hand-written ASN.1.
  */
-import { webcrypto, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 
-const crypto = webcrypto as unknown as Crypto;
+/** Node's global Web Crypto (the same object as `node:crypto` webcrypto), typed as the standard `Crypto`. */
+const crypto: Crypto = globalThis.crypto;
 x509.cryptoProvider.set(crypto);
 
 const EC_ALG = { name: 'ECDSA', namedCurve: 'P-256' } as const;
@@ -32,7 +33,7 @@ export interface CreateCaOptions {
 
 /** Creates a self-signed CA (P-256) for the control plane. */
 export async function createCA(opts: CreateCaOptions): Promise<CertAndKey> {
-  const keys = await crypto.subtle.generateKey(EC_ALG, true, ['sign', 'verify']) as CryptoKeyPair;
+  const keys = await crypto.subtle.generateKey(EC_ALG, true, ['sign', 'verify']);
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),
@@ -65,7 +66,7 @@ export interface IssueServingCertOptions {
 export async function issueServingCert(opts: IssueServingCertOptions): Promise<CertAndKey> {
   const caCert = new x509.X509Certificate(opts.ca.certPem);
   const caKey = await importKeyPem(opts.ca.keyPem);
-  const keys = await crypto.subtle.generateKey(EC_ALG, true, ['sign', 'verify']) as CryptoKeyPair;
+  const keys = await crypto.subtle.generateKey(EC_ALG, true, ['sign', 'verify']);
   const now = Date.now();
   const names: x509.JsonGeneralNames = [
     ...opts.dnsNames.map((value) => ({ type: 'dns' as const, value })),

@@ -3,7 +3,8 @@
  * receive it: 1,000 watchers of one kind share one JSON.stringify per change. Plain JSON uses the line the
  * store already serialized (`event.json`) when it offers one.
  */
-import type { KubeObject, WatchEvent } from '../../meta/types.ts';
+import type { KubeObject } from '../../meta/types.ts';
+import type { StoreWatchEvent } from '../../store/types.ts';
 import type { KindInfo } from '../../v1alpha1/kind-info.ts';
 import type { Representation } from './table.ts';
 import { columnDefinitions, tableRow } from './table.ts';
@@ -16,7 +17,7 @@ function repKey(type: string, rep: Representation): string {
 }
 
 /** The wire line (`{"type":…,"object":…}\n`) of one event. */
-export function encodeEvent(e: WatchEvent, info: KindInfo, rep: Representation): string {
+export function encodeEvent(e: StoreWatchEvent, info: KindInfo, rep: Representation): string {
   const json = (e as { json?: unknown }).json;
   if (typeof json === 'string' && (rep.as === 'json' || e.type === 'ERROR')) return json + '\n';
   const key = repKey(e.type, rep);
@@ -29,7 +30,7 @@ export function encodeEvent(e: WatchEvent, info: KindInfo, rep: Representation):
   return line;
 }
 
-function wireObject(e: WatchEvent, info: KindInfo, rep: Representation): unknown {
+function wireObject(e: StoreWatchEvent, info: KindInfo, rep: Representation): unknown {
   if (rep.as === 'json' || e.type === 'ERROR') return e.object;
   const obj: KubeObject = e.object;
   const rows = e.type === 'BOOKMARK' ? [] : [tableRow(info, obj, rep.includeObject)];

@@ -12,10 +12,9 @@
  *   too much is buffered for it; a closed client stops its store watch.
  */
 import { ApiError } from '../../meta/api-error.ts';
-import type { WatchEvent } from '../../meta/types.ts';
 import { parseFieldSelector, parseLabelSelector } from '../../meta/selectors.ts';
 import { API_VERSION } from '../../meta/types.ts';
-import type { Watch } from '../../store/types.ts';
+import type { StoreWatchEvent, Watch } from '../../store/types.ts';
 import type { ResourceRequest } from './context.ts';
 import { boolParam, selectorParams } from './context.ts';
 import { encodeEvent } from './event-encoder.ts';
@@ -103,7 +102,7 @@ class WatchResponse {
     if (!res.writableEnded && !res.destroyed) res.end();
   }
 
-  #onEvent(e: WatchEvent): void {
+  #onEvent(e: StoreWatchEvent): void {
     const rv = e.object.metadata?.resourceVersion;
     if (e.type !== 'ERROR' && rv && (this.#lastRv === undefined || Number(rv) > Number(this.#lastRv))) this.#lastRv = rv;
     this.#write(encodeEvent(e, this.r.info, this.rep));

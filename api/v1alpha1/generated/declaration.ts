@@ -82,6 +82,10 @@ export type DeclarationStatus = {
    */
   observedGeneration?: number;
   /**
+   * spec.generation of the declaration the agent has stored locally (the one observedGeneration names).
+   */
+  receivedGeneration?: number;
+  /**
    * spec.generation the agent last applied with every resource Applied.
    */
   appliedGeneration?: number;

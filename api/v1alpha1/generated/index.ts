@@ -13,3 +13,4 @@ export type * from './mesh.ts';
 export type * from './module.ts';
 export type * from './node.ts';
 export type * from './route.ts';
+export type * from './resources.ts';
