@@ -95,9 +95,16 @@ async function agentReports(nodeName: string, state: (id: string) => Pick<Resour
   return client.updateStatus('declarations', { ...d, status });
 }
 
-/** Waits until the controller's informer cache holds `name` at resourceVersion `rv` or later. */
+/**
+ * Waits until the controller's informer cache holds `name` at resourceVersion `rv` or later. The assertion has
+ * a message: without one, a failing `assert.ok` makes Node parse the (transpiled) source to describe the
+ * expression, which blocks the event loop for seconds, and with it the informer this waits for.
+ */
 async function waitCached(plural: string, name: string, rv: string): Promise<void> {
-  await eventually(async () => assert.ok(Number(manager.informerFor(plural).get(name)?.metadata.resourceVersion) >= Number(rv)));
+  await eventually(async () => {
+    const cached = manager.informerFor(plural).get(name)?.metadata.resourceVersion;
+    assert.ok(Number(cached) >= Number(rv), `${plural}/${name} cached at ${cached}, waiting for ${rv}`);
+  });
 }
 
 /** Metadata-only writes to a node, a module and an assignment, seen by the controller's caches when it returns. */
