@@ -11,7 +11,6 @@ import { createClient } from '../api/client/http-client.ts';
 import { ApiError } from '../api/meta/api-error.ts';
 import type { KubeObject } from '../api/meta/types.ts';
 import type { Client } from '../api/client/types.ts';
-import type { DeclaredResource } from '../api/v1alpha1/generated/declaration.ts';
 import type { Module, ModuleResource } from '../api/v1alpha1/generated/module.ts';
 import { spawnControlPlane, startServer, type ControlPlaneProcess } from '../test/harness.ts';
 import { readAgentInfo } from './agent-info.ts';
@@ -74,7 +73,7 @@ test('ADR 0053: nodes keep running without the control plane, across an agent re
   const port = await freePort();
   const cpDir = join(w.dir, 'cp');
   w.cps.push(await spawnControlPlane({ dataDir: cpDir, listen: `127.0.0.1:${port}` }));
-  const admin = createClient(w.cps[0]!.config);
+  const admin = createClient(w.cps[0].config);
   t.after(async () => admin.close());
   const conf = join(w.root, 'srv/web/conf');
   const status = async (plural: string): Promise<Record<string, any>> => ((await admin.get(plural, 'a')) as KubeObject & { status?: any }).status ?? {};
@@ -84,9 +83,9 @@ test('ADR 0053: nodes keep running without the control plane, across an agent re
   };
 
   // 1. First start (name and credential given once), apply generation 1.
-  w.agents.push(await spawnAgent(['--state-dir', w.stateDir, '--root', w.root, '--name', 'a', '--config', w.cps[0]!.meshconfigPath, ...intervals]));
+  w.agents.push(await spawnAgent(['--state-dir', w.stateDir, '--root', w.root, '--name', 'a', '--config', w.cps[0].meshconfigPath, ...intervals]));
   const info = await readAgentInfo(w.stateDir);
-  assert.deepEqual([info.pid, info.node, info.metrics], [w.agents[0]!.pid, 'a', w.agents[0]!.metrics]);
+  assert.deepEqual([info.pid, info.node, info.metrics], [w.agents[0].pid, 'a', w.agents[0].metrics]);
   await applyModule(admin, 1);
   await applied(1);
   assert.equal(readFileSync(conf, 'utf8'), 'version=1\n');
@@ -98,7 +97,7 @@ test('ADR 0053: nodes keep running without the control plane, across an agent re
   await applyModule(admin, 2);
   const g2 = await declared(admin, 2);
   await waitFor(async () => (await status('declarations')).observedGeneration === g2, 10_000, 'the acknowledgement');
-  await w.agents[0]!.kill('SIGKILL');
+  await w.agents[0].kill('SIGKILL');
   const store = await openAgentStore({ stateDir: w.stateDir, logger: memoryLogger() });
   assert.equal(store.declaration()?.object.metadata.generation, g2, 'the acknowledged generation is in the agent store');
   await store.close();
@@ -109,8 +108,8 @@ test('ADR 0053: nodes keep running without the control plane, across an agent re
   assert.ok(pid);
 
   // 3. SIGKILL the control plane: services keep running, drift is still corrected, the outage is measured.
-  await w.cps[0]!.kill();
-  const agent = w.agents[1]!;
+  await w.cps[0].kill();
+  const agent = w.agents[1];
   await waitFor(async () => (await scrape(agent, UNREACHABLE))! > 0, 10_000, 'the agent to notice');
   assert.equal(servicePid(w.stateDir, SERVER), pid, 'the service keeps running');
   rmSync(conf);
@@ -162,7 +161,7 @@ test('a corrupt or truncated agent store stops the start with a clear error; not
   t.after(async () => admin.close());
   const agent = await spawnAgent(['--state-dir', w.stateDir, '--root', w.root, '--name', 'a', '--config', server.meshconfigPath, ...intervals]);
   w.agents.push(agent);
-  await putDeclaration(admin, 'a', 1, resources(1).map((r) => ({ ...r, id: `web-on-a/${r.id}`, owner: 'web-on-a' })) as DeclaredResource[]);
+  await putDeclaration(admin, 'a', 1, resources(1).map((r) => ({ ...r, id: `web-on-a/${r.id}`, owner: 'web-on-a' })));
   await waitFor(async () => ((await admin.get('declarations', 'a')) as { status?: { appliedGeneration?: number } }).status?.appliedGeneration === 1);
   const pid = servicePid(w.stateDir, SERVER);
   assert.equal(await agent.kill('SIGTERM'), 0);

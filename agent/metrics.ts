@@ -56,14 +56,14 @@ export function createAgentMetrics(src: MetricSources): AgentMetrics {
   return {
     reconciled(outcome, seconds) {
       reconciles[outcome]++;
-      BUCKETS.forEach((le, i) => { if (seconds <= le) buckets[i]!++; });
+      BUCKETS.forEach((le, i) => { if (seconds <= le) buckets[i]++; });
       sum += seconds;
       count++;
     },
     setOwned(n) { owned = n; },
     render() {
       const g = src.generations();
-      const hist: Array<[string, number]> = BUCKETS.map((le, i) => [`_bucket{le="${le}"}`, buckets[i]!]);
+      const hist: Array<[string, number]> = BUCKETS.map((le, i) => [`_bucket{le="${le}"}`, buckets[i]]);
       hist.push(['_bucket{le="+Inf"}', count], ['_sum', sum], ['_count', count]);
       return [
         family('meshagent_reconciles_total', 'counter', 'Reconciles of the declaration, by result.',

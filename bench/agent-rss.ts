@@ -57,7 +57,7 @@ async function spawnBundledAgent(nodeFlags: string[] | undefined, args: string[]
     ? spawn(process.execPath, [...nodeFlags, AGENT, 'run', ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
     : spawn(AGENT, ['run', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH}` } });
   let out = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => { out += d; });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const started = (): Record<string, unknown> | undefined => out.split('\n').filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'Started agent');

@@ -33,7 +33,7 @@ const CONFLICT_RETRIES = 5;
  * annotation holding exactly that (minus the annotation itself).
  */
 export function desiredObject(manifest: KubeObject): KubeObject {
-  const clean = structuredClone(manifest) as KubeObject;
+  const clean = structuredClone(manifest);
   delete clean.status;
   const meta = clean.metadata as Record<string, unknown>;
   for (const f of SERVER_FIELDS) delete meta[f];

@@ -84,7 +84,7 @@ async function eventsSection(client: Client, kind: KindInfo, obj: KubeObject, no
   let events: EventLike[];
   try {
     const fieldSelector = `involvedObject.name=${obj.metadata.name},involvedObject.kind=${kind.kind}`;
-    events = (await client.list('events', { fieldSelector })).items as EventLike[];
+    events = (await client.list('events', { fieldSelector })).items;
   } catch (e) {
     return `  <unable to list events: ${shortenGroup((e as Error).message)}>`;
   }

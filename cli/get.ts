@@ -7,7 +7,7 @@ import type { KubeObject } from '../api/meta/types.ts';
 import type { ParsedArgs } from '../api/meta/flags.ts';
 import { FLAGS, type Command, type CommandContext } from './command.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError, formatError } from './errors.ts';
-import { renderObjects, type ObjectFormat } from './printers/output.ts';
+import { renderObjects } from './printers/output.ts';
 import { renderTable } from './printers/table.ts';
 import { kindOfObject, parseTargets, type Target } from './resources.ts';
 
@@ -86,7 +86,7 @@ async function print(ctx: CommandContext, fetched: Fetched[], several: boolean):
     const single = fetched.length === 1 && fetched[0].target.names.length === 1;
     if (!all.length && output === 'name') return noResources(ctx, fetched);
     if (!all.length && single) return;
-    ctx.out(await renderObjects(all, output as ObjectFormat, { single, singular: (o) => kindOfObject(o).singular }));
+    ctx.out(await renderObjects(all, output, { single, singular: (o) => kindOfObject(o).singular }));
     return;
   }
   const tables = fetched.filter((f) => f.objects.length).map((f) => renderTable(f.target.kind, f.objects, {

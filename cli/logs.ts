@@ -16,7 +16,7 @@ async function chooseService(t: HttpTransport, node: string, given: string | und
   if (given !== undefined) return given;
   const list = (await t.json({ method: 'GET', path: logsPath(node) })) as ServiceLogList;
   const names = list.items.map((i) => i.service);
-  if (names.length === 1) return names[0]!;
+  if (names.length === 1) return names[0];
   if (names.length === 0) throw new CliError(`node ${node} has no service logs yet`);
   throw new CliError(`a service name must be specified for node ${node}, choose one of: [${names.join(' ')}]`);
 }

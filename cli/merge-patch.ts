@@ -39,7 +39,7 @@ export function deletionsPatch(original: JsonObject, modified: JsonObject): Json
     if (!Object.prototype.hasOwnProperty.call(modified, k)) {
       patch[k] = null;
     } else if (isObject(v) && isObject(modified[k])) {
-      const sub = deletionsPatch(v, modified[k] as JsonObject);
+      const sub = deletionsPatch(v, modified[k]);
       if (Object.keys(sub).length) patch[k] = sub;
     }
   }
@@ -49,7 +49,7 @@ export function deletionsPatch(original: JsonObject, modified: JsonObject): Json
 /** Merges two patches (right wins on conflicts, nested objects are merged). */
 export function mergePatches(a: JsonObject, b: JsonObject): JsonObject {
   const out: JsonObject = { ...a };
-  for (const [k, v] of Object.entries(b)) out[k] = isObject(v) && isObject(out[k]) ? mergePatches(out[k] as JsonObject, v) : v;
+  for (const [k, v] of Object.entries(b)) out[k] = isObject(v) && isObject(out[k]) ? mergePatches(out[k], v) : v;
   return out;
 }
 

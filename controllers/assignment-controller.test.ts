@@ -11,7 +11,7 @@ import type { Client } from '../api/client/types.ts';
 import { findCondition } from '../api/meta/conditions.ts';
 import { silentLogger } from '../api/meta/logger.ts';
 import type { KubeObject } from '../api/meta/types.ts';
-import type { Assignment, Declaration, Module, Node } from '../api/v1alpha1/generated/index.ts';
+import type { Assignment, Declaration } from '../api/v1alpha1/generated/index.ts';
 import { declarationToWrite, renderDeclaration } from '../api/v1alpha1/render-declaration.ts';
 import { startServer, type TestServer } from '../test/harness.ts';
 import { assignmentsOfModule, assignmentsOfNode, createAssignmentController } from './assignment-controller.ts';
@@ -61,7 +61,7 @@ async function eventually<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 const put = (plural: string, obj: object): Promise<KubeObject> => client.create(plural, obj as KubeObject);
-const getAsg = async (name: string): Promise<Assignment> => (await client.get('assignments', name)) as Assignment;
+const getAsg = async (name: string): Promise<Assignment> => client.get('assignments', name);
 
 /** Waits until the assignment's Applied condition has `reason`; returns the assignment. */
 async function waitReason(name: string, reason: string): Promise<Assignment> {
@@ -74,10 +74,10 @@ async function waitReason(name: string, reason: string): Promise<Assignment> {
 
 /** Renders and stores node `name`'s Declaration as the Declaration controller would. */
 async function writeDeclaration(name: string): Promise<Declaration> {
-  const node = (await client.get('nodes', name)) as Node;
+  const node = await client.get('nodes', name);
   const current = (await client.list('declarations', { fieldSelector: `metadata.name=${name}` })).items[0] as Declaration | undefined;
-  const assignments = (await client.list('assignments')).items as Assignment[];
-  const modules = new Map(((await client.list('modules')).items as Module[]).map((m) => [m.metadata.name ?? '', m]));
+  const assignments = (await client.list('assignments')).items;
+  const modules = new Map(((await client.list('modules')).items).map((m) => [m.metadata.name ?? '', m]));
   const rendering = renderDeclaration({ node: name, assignments, modules, current });
   const next = declarationToWrite({ node, rendering, current });
   if (!next) return current!;

@@ -63,10 +63,10 @@ test('lastTransitionTime changes only when the condition\'s status flips; other 
   const other = { type: 'Other', status: 'True' as const, reason: 'X', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' };
   const pending = setCondition([other], { type: 'Applied', status: 'False', reason: 'Pending', message: 'm' }, '2026-01-02T00:00:00Z');
   const failed = setCondition(pending, { type: 'Applied', status: 'False', reason: 'Failed', message: 'n' }, '2026-01-03T00:00:00Z');
-  assert.equal(failed[1]!.lastTransitionTime, '2026-01-02T00:00:00Z');
-  assert.equal(failed[1]!.reason, 'Failed');
+  assert.equal(failed[1].lastTransitionTime, '2026-01-02T00:00:00Z');
+  assert.equal(failed[1].reason, 'Failed');
   const ok = setCondition(failed, { type: 'Applied', status: 'True', reason: 'Applied', message: 'o' }, '2026-01-04T00:00:00Z');
-  assert.equal(ok[1]!.lastTransitionTime, '2026-01-04T00:00:00Z');
+  assert.equal(ok[1].lastTransitionTime, '2026-01-04T00:00:00Z');
   assert.deepEqual(ok[0], other);
   assert.equal(ok.length, 2);
 });

@@ -44,7 +44,7 @@ test('--restore makes the store name this node: Mesh status, Assignment, module 
   assert.deepEqual(store.get('meshes', 'mesh')?.status, { controlPlaneNode: 'b', hubNode: 'a' });
   assert.equal((store.get('assignments', 'control-plane')?.spec as { node: string }).node, 'b');
   const mod = store.get('modules', 'control-plane')?.spec as { resources: Array<{ spec: { command: string[] } }> };
-  assert.deepEqual(mod.resources[0]!.spec.command, ['cp', '--data-dir', '/d', '--listen', '0.0.0.0:6443', '--node', 'b']);
+  assert.deepEqual(mod.resources[0].spec.command, ['cp', '--data-dir', '/d', '--listen', '0.0.0.0:6443', '--node', 'b']);
   assert.ok(store.get('nodes', 'b'));
   assert.ok(lines.some((l) => l.msg === 'Restored the control plane onto this node' && l.fields?.previous === 'a'));
   await checkControlPlaneNode({ store, node: 'b', restore: false, logger });

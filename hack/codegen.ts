@@ -16,7 +16,7 @@
 import { readFileSync, readdirSync, writeFileSync, unlinkSync, mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compile, type JSONSchema } from 'json-schema-to-typescript';
+import { compile } from 'json-schema-to-typescript';
 import { KINDS } from '../api/v1alpha1/kinds.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -97,7 +97,7 @@ function interfacesToTypes(source: string): string {
 async function generateOne(file: string, schemas: Map<string, Json>): Promise<string> {
   const imports: Imports = new Map();
   const { $id: _id, $schema: _schema, ...schema } = rewrite(schemas.get(file), schemas, imports) as Json;
-  const body = await compile(schema as JSONSchema, stem(file), {
+  const body = await compile(schema, stem(file), {
     bannerComment: '',
     cwd: SCHEMAS,
     additionalProperties: false,

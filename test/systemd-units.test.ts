@@ -17,7 +17,7 @@ function section(text: string, name: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const line of body.split('\n').slice(1)) {
     const m = /^([A-Za-z]+)=(.*)$/.exec(line.trim());
-    if (m) out[m[1]!] = m[2]!;
+    if (m) out[m[1]] = m[2]!;
   }
   return out;
 }

@@ -183,7 +183,7 @@ test('process: stopping a service stops what it started too (its own process gro
       return out ? Number(out.split(' ')[0]) : undefined;
     });
     t.pids.add(child);
-    assert.equal(readFileSync(`/proc/${child}/stat`, 'utf8').split(') ')[1]!.split(' ')[2], String(st.pid), 'the child is in the service\'s group');
+    assert.equal(readFileSync(`/proc/${child}/stat`, 'utf8').split(') ')[1].split(' ')[2], String(st.pid), 'the child is in the service\'s group');
     await t.sup.stop('tree');
     assert.equal(alive(st.pid), false);
     assert.equal(alive(child), false, 'the child was stopped with its service, not left to init');

@@ -23,7 +23,7 @@ export async function observeAll(input: ObserveInput): Promise<Map<string, Obser
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < resources.length) {
-      const r = resources[next++]!;
+      const r = resources[next++];
       out.set(r.id, await observeOne(input, r));
     }
   };

@@ -6,7 +6,6 @@
  */
 import { open, readdir, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
-import { errnoCode } from '../drivers/fs-util.ts';
 import type { BufferedEntry } from './log-entry.ts';
 import { readAt } from './read-at.ts';
 
@@ -89,7 +88,7 @@ export async function lastSeqOf(path: string): Promise<number | undefined> {
     const buf = Buffer.alloc(len);
     await fh.read(buf, 0, len, size - len);
     const lines = buf.toString('utf8').split('\n').filter(Boolean);
-    return lines.length ? decodeRecord(lines[lines.length - 1]!)?.seq : undefined;
+    return lines.length ? decodeRecord(lines[lines.length - 1])?.seq : undefined;
   } finally {
     await fh.close();
   }

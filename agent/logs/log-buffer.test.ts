@@ -35,8 +35,8 @@ test('lines come out in the order they went in, across many small segments, numb
   const out = await drain(buf, 300);
   assert.deepEqual(out.map((e) => e.line), [...range(1, 120).map((e) => e.line)]);
   assert.deepEqual(out.map((e) => e.seq), Array.from({ length: 120 }, (_, i) => i + 1));
-  assert.equal(out[59]!.service, 'web/server');
-  assert.equal(out[60]!.service, 'db/main');
+  assert.equal(out[59].service, 'web/server');
+  assert.equal(out[60].service, 'db/main');
   assert.equal(buf.pendingBytes(), 0);
   assert.equal(readdirSync(dir).filter((n) => n.endsWith('.seg')).length, 1, 'delivered segments are deleted');
   await buf.close();
@@ -55,7 +55,7 @@ test('a peeked batch stays until acknowledged, and is read again after a reopen'
   await buf.ack(b);
   await buf.close();
   buf = await openLogBuffer({ dir });
-  assert.equal((await buf.peek(100))!.entries[0]!.seq, b.entries[b.entries.length - 1]!.seq + 1, 'the acknowledgement is durable');
+  assert.equal((await buf.peek(100))!.entries[0].seq, b.entries[b.entries.length - 1].seq + 1, 'the acknowledgement is durable');
   await buf.close();
 });
 
@@ -77,7 +77,7 @@ test('bounded: beyond the limit the OLDEST lines are dropped, counted per servic
   buf = await openLogBuffer(opts);
   assert.deepEqual(buf.dropped(), dropped, 'the counts survive a reopen');
   const kept = await drain(buf);
-  const first = Number(kept[0]!.line.split(' ')[1]);
+  const first = Number(kept[0].line.split(' ')[1]);
   assert.deepEqual(kept.map((e) => e.line), range(first, 100).map((e) => e.line), 'what is left is the newest lines, contiguous');
   assert.equal(first - 1, dropped.lines, 'exactly the lines before them were dropped');
   const bytesOf = (from: number, to: number): number => range(from, to).reduce((s, e) => s + Buffer.byteLength(e.line) + 1, 0);
@@ -102,8 +102,8 @@ test('one append larger than the whole limit keeps only its newest lines', async
   await buf.append(range(1, 5));
   const d = await buf.append(range(6, 60));
   const kept = await drain(buf);
-  assert.equal(kept[kept.length - 1]!.line, 'line 60');
-  assert.equal(Number(kept[0]!.line.split(' ')[1]) - 1, d.lines, 'the oldest lines, old and new, went first');
+  assert.equal(kept[kept.length - 1].line, 'line 60');
+  assert.equal(Number(kept[0].line.split(' ')[1]) - 1, d.lines, 'the oldest lines, old and new, went first');
   await buf.close();
 });
 

@@ -79,7 +79,7 @@ export async function openLogBuffer(opts: LogBufferOptions): Promise<LogBuffer> 
     if (r.cut > 0) opts.logger?.info('Cut torn tail of log buffer', { dir: opts.dir, segment: last.index, bytes: r.cut });
     last.size = r.size;
     lastSeq = r.lastSeq ?? 0;
-    for (let i = segs.length - 2; i >= 0 && !lastSeq; i--) lastSeq = (await lastSeqOf(join(opts.dir, segmentName(segs[i]!.index)))) ?? 0;
+    for (let i = segs.length - 2; i >= 0 && !lastSeq; i--) lastSeq = (await lastSeqOf(join(opts.dir, segmentName(segs[i].index)))) ?? 0;
   }
   state ??= freshState(segs[0]?.index ?? 1);
   const buffer = new DiskLogBuffer(opts, state, segs, Math.max(state.seq, lastSeq) + 1);
@@ -146,7 +146,7 @@ class DiskLogBuffer implements LogBuffer {
       const recs = await readRecords(this.#dir, this.#segs, this.#state.head, maxBytes);
       if (!recs.length) return undefined;
       const entries = recs.flatMap((r) => (r.entry ? [r.entry] : []));
-      return { stream: this.#state.stream, entries, end: recs[recs.length - 1]!.end };
+      return { stream: this.#state.stream, entries, end: recs[recs.length - 1].end };
     });
   }
 
@@ -235,7 +235,7 @@ class DiskLogBuffer implements LogBuffer {
       if (seg.index > head.seg) Object.assign(head, { seg: seg.index, off: 0 });
       head.off = Math.min(head.off, seg.size);
       if (head.off < seg.size || i === this.#segs.length - 1) break;
-      Object.assign(head, { seg: this.#segs[i + 1]!.index, off: 0 });
+      Object.assign(head, { seg: this.#segs[i + 1].index, off: 0 });
     }
     await saveState(this.#dir, this.#state);
     while (this.#segs[0] && this.#segs[0].index < head.seg) {

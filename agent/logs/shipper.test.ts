@@ -134,8 +134,8 @@ test('a tiny buffer during an outage drops the oldest lines, counts them, and re
   const dropped = metricValue(r.shipper.metrics(), 'meshagent_log_dropped_lines_total')!;
   const gapStart = stored.findIndex((n, i) => n !== i + 1);
   assert.ok(gapStart > 0, `there is a gap: ${stored.join(',')}`);
-  assert.deepEqual(stored.slice(gapStart), Array.from({ length: 100 - stored[gapStart]! + 1 }, (_, i) => stored[gapStart]! + i), 'after the gap: contiguous to the newest');
-  assert.equal(stored[gapStart]! - gapStart - 1, dropped, 'exactly the dropped lines are missing');
+  assert.deepEqual(stored.slice(gapStart), Array.from({ length: 100 - stored[gapStart] + 1 }, (_, i) => stored[gapStart] + i), 'after the gap: contiguous to the newest');
+  assert.equal(stored[gapStart] - gapStart - 1, dropped, 'exactly the dropped lines are missing');
   const missing = Array.from({ length: dropped }, (_, i) => gapStart + 1 + i);
   const bytes = missing.reduce((sum, n) => sum + Buffer.byteLength(`line ${n} ${'.'.repeat(60)}\n`), 0);
   assert.equal(metricValue(r.shipper.metrics(), 'meshagent_log_dropped_bytes_total'), bytes, 'the bytes of exactly those lines');

@@ -51,7 +51,7 @@ export function serviceOfLogFile(name: string): string | undefined {
   const m = /^([A-Za-z0-9_%-]+)\.log$/.exec(name);
   if (!m) return undefined;
   try {
-    return decodeURIComponent(m[1]!);
+    return decodeURIComponent(m[1]);
   } catch {
     return undefined;
   }

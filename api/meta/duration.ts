@@ -36,7 +36,7 @@ function sumParts(text: string): number | undefined {
   while (PART.lastIndex < text.length) {
     const m = PART.exec(text);
     if (!m) return undefined;
-    ms += Number(m[1]) * (UNIT_MS[m[2] as string] as number);
+    ms += Number(m[1]) * (UNIT_MS[m[2]]);
   }
   return ms;
 }

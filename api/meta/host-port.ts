@@ -26,7 +26,7 @@ const HOST_PORT = /^(?:\[([^\]]*)\]|([^:[\]]*)):(\d{1,5})$/;
 export function parseHostPort(text: string, opts: ParseHostPortOptions = {}): HostPort {
   const m = HOST_PORT.exec(text);
   const port = Number(m?.[3]);
-  const host = m ? (m[1] ?? m[2] as string) || opts.defaultHost : undefined;
+  const host = m ? (m[1] ?? m[2]) || opts.defaultHost : undefined;
   if (!m || port > 65535 || host === undefined) {
     const why = m && port > 65535 ? ': the port must be at most 65535' : m ? ': the host is missing' : '';
     throw new Error(`expected HOST:PORT such as 127.0.0.1:6443 or [::1]:6443, not "${text}"${why}`);

@@ -35,7 +35,7 @@ export function specChanged(a: KubeObject, b: KubeObject): boolean {
 function clientMeta(meta: ObjectMeta | undefined): ObjectMeta {
   const m: Record<string, unknown> = { ...(meta ?? {}) };
   for (const f of SERVER_FIELDS) delete m[f];
-  return m as ObjectMeta;
+  return m;
 }
 
 /** A new object as created: client metadata plus uid, generation 1 and creationTimestamp (no resourceVersion yet). */
@@ -54,7 +54,7 @@ export function withResourceVersion(obj: KubeObject, rv: number): KubeObject {
   const ordered: Record<string, unknown> = {};
   for (const k of META_ORDER) if (meta[k] !== undefined) ordered[k] = meta[k];
   for (const k of Object.keys(meta)) if (!(k in ordered)) ordered[k] = meta[k];
-  return { ...obj, metadata: ordered as ObjectMeta };
+  return { ...obj, metadata: ordered };
 }
 
 /** The object with extra metadata fields (a new object; the input is not touched). */

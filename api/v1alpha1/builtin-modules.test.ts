@@ -16,7 +16,7 @@ function load(file: string): KubeObject[] {
 
 test('manifests/builtin/control-plane.yaml is what init creates with the defaults', () => {
   const [module, assignment] = load('control-plane.yaml');
-  const version = (module!.spec as { version: string }).version;
+  const version = (module.spec as { version: string }).version;
   const built = controlPlaneModule({ version, command: ['mesh-control-plane'], dataDir: '/var/lib/meshctl/control-plane', listen: '0.0.0.0:6443', node: 'cp-1' });
   assert.deepEqual(module, built);
   assert.deepEqual(assignment, roleAssignment('control-plane', 'cp-1'));
@@ -24,7 +24,7 @@ test('manifests/builtin/control-plane.yaml is what init creates with the default
 
 test('manifests/builtin/overlay-hub.yaml is what init creates', () => {
   const [module, assignment] = load('overlay-hub.yaml');
-  assert.deepEqual(module, overlayHubModule((module!.spec as { version: string }).version));
+  assert.deepEqual(module, overlayHubModule((module.spec as { version: string }).version));
   assert.deepEqual(assignment, roleAssignment('overlay-hub', 'cp-1'));
 });
 
@@ -33,7 +33,7 @@ test('the built-in modules and assignments are valid, with --san and without a p
   const objs = [...load('control-plane.yaml'), ...load('overlay-hub.yaml'), cp as unknown as KubeObject];
   for (const o of objs) assert.deepEqual(validateObject(o), [], `${o.kind} ${o.metadata.name}`);
   assert.equal(cp.spec.port, 7443);
-  const service = cp.spec.resources[0]!;
+  const service = cp.spec.resources[0];
   assert.ok(service.kind === 'Service');
   assert.deepEqual(service.spec.command.slice(-6), ['--node', 'n', '--san', 'a.example', '--san', '10.0.0.1']);
 });

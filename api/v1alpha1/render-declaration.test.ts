@@ -55,7 +55,7 @@ test('renders the node\'s assignments in creation order, then name, with prefixe
   assert.equal(rendering.changed, true);
   assert.deepEqual(rendering.owners, { 'db-a': { version: '2.0.0', generation: 1 }, 'db-b': { version: '2.0.0', generation: 1 }, 'web-a': { version: '1.0.0', generation: 1 } });
   assert.deepEqual(rendering.outcomes.map((o) => o.owner), ['db-a', 'db-b', 'web-a']);
-  assert.deepEqual(rendering.outcomes[2]!.rendered, { version: '1.0.0', generation: 1, ids: ['web-a/dir', 'web-a/msg'] });
+  assert.deepEqual(rendering.outcomes[2].rendered, { version: '1.0.0', generation: 1, ids: ['web-a/dir', 'web-a/msg'] });
 });
 
 test('ids cannot collide across assignments even when names contain dots', () => {
@@ -126,7 +126,7 @@ test('a module version change rolls followers; a pinned assignment keeps its ver
   const again = renderDeclaration({ node: 'a', assignments, modules: modules(web2), current: v2.decl });
   assert.equal(again.changed, false);
   // Moving the pin to the module's current version rolls it.
-  const moved = [assignments[0]!, asg('pinned', { module: 'web', node: 'a', version: '2.0.0' })];
+  const moved = [assignments[0], asg('pinned', { module: 'web', node: 'a', version: '2.0.0' })];
   const v3 = render({ assignments: moved, modules: modules(web2), current: v2.decl });
   assert.deepEqual(v3.rendering.spec.resources.map((r) => r.id), ['follow/dir', 'pinned/dir']);
   assert.deepEqual(v3.rendering.owners.pinned, { version: '2.0.0', generation: 3 });
@@ -137,8 +137,8 @@ test('a pin to a version that is neither current nor held renders nothing: Versi
   const { rendering } = render({ assignments: [asg('old', { module: 'web', node: 'a', version: '0.9.0' })], modules: modules(web) });
   assert.deepEqual(rendering.spec.resources, []);
   assert.deepEqual(rendering.owners, {});
-  assert.equal(rendering.outcomes[0]!.problem?.reason, 'VersionNotAvailable');
-  assert.match(rendering.outcomes[0]!.problem!.message, /0\.9\.0.*1\.0\.0/);
+  assert.equal(rendering.outcomes[0].problem?.reason, 'VersionNotAvailable');
+  assert.match(rendering.outcomes[0].problem.message, /0\.9\.0.*1\.0\.0/);
 });
 
 test('a pin to a version that does not exist keeps what the node already runs, and says so', () => {
@@ -148,8 +148,8 @@ test('a pin to a version that does not exist keeps what the node already runs, a
   assert.equal(typo.rendering.changed, false, 'the running resources stay');
   assert.deepEqual(typo.rendering.spec.resources, v1.rendering.spec.resources);
   assert.deepEqual(typo.rendering.owners, { p: { version: '1.0.0', generation: 1 } });
-  assert.equal(typo.rendering.outcomes[0]!.problem?.reason, 'VersionNotAvailable');
-  assert.match(typo.rendering.outcomes[0]!.problem!.message, /1\.0\.9 .*not available.*keeps version 1\.0\.0/);
+  assert.equal(typo.rendering.outcomes[0].problem?.reason, 'VersionNotAvailable');
+  assert.match(typo.rendering.outcomes[0].problem.message, /1\.0\.9 .*not available.*keeps version 1\.0\.0/);
 });
 
 test('a pinned assignment whose held version was never recorded renders nothing', () => {
@@ -157,7 +157,7 @@ test('a pinned assignment whose held version was never recorded renders nothing'
   const lost: Declaration = { ...first.decl, metadata: { ...first.decl.metadata, annotations: {} } };
   const web2 = mod('web', '2.0.0', []);
   const { rendering } = render({ assignments: [asg('p', { module: 'web', node: 'a', version: '1.0.0' })], modules: modules(web2), current: lost });
-  assert.equal(rendering.outcomes[0]!.problem?.reason, 'VersionNotAvailable');
+  assert.equal(rendering.outcomes[0].problem?.reason, 'VersionNotAvailable');
   assert.deepEqual(rendering.spec.resources, []);
 });
 
@@ -170,7 +170,7 @@ test('a missing module renders nothing for its assignment, and the others still 
 test('an id longer than the schema allows renders nothing: InvalidResourceId', () => {
   const long = mod('long', '1', [dir('d'.repeat(250), '/x')]);
   const { rendering } = render({ assignments: [asg('abcd', { module: 'long', node: 'a' })], modules: modules(long) });
-  assert.equal(rendering.outcomes[0]!.problem?.reason, 'InvalidResourceId');
+  assert.equal(rendering.outcomes[0].problem?.reason, 'InvalidResourceId');
   assert.deepEqual(rendering.spec.resources, []);
 });
 

@@ -20,7 +20,7 @@ const steadyMax = (f: RssFigures): number => Math.max(...f.samples, f.end.rssMiB
 
 /** VmRSS at every quarter of the window, e.g. `63.1 → 80.2 → 95.0 → 94.8 → 94.6`. */
 function curve(f: RssFigures): string {
-  const q = [0.25, 0.5, 0.75, 1].map((x) => f.samples[Math.max(0, Math.round(x * f.samples.length) - 1)]!);
+  const q = [0.25, 0.5, 0.75, 1].map((x) => f.samples[Math.max(0, Math.round(x * f.samples.length) - 1)]);
   return [f.afterApply.rssMiB, ...q].map(mib).join(' → ');
 }
 

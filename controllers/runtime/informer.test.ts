@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient, type HttpClient } from '../../api/client/http-client.ts';
+import { createClient } from '../../api/client/http-client.ts';
 import type { KubeObject } from '../../api/meta/types.ts';
 import { startServer, type TestServer } from '../../test/harness.ts';
 import { createController, type Reconciler } from './controller.ts';
@@ -224,14 +224,14 @@ test('a controller reconciles every key, maps secondary objects to keys, and ret
   cleanups.push(() => manager.stop());
 
   const observed = async (name: string): Promise<boolean> =>
-    ((await client.get('nodes', name)).status as { observedGeneration?: number } | undefined)?.observedGeneration === 1;
+    ((await client.get('nodes', name)).status)?.observedGeneration === 1;
   await until('every node reconciled', () => ['n1', 'n2', 'flaky'].every((n) => nodes.get(n)?.status !== undefined));
   for (const n of ['n1', 'n2', 'flaky']) assert.equal(await observed(n), true);
 
   const flaky = calls.filter((c) => c.key === 'flaky').map((c) => c.at);
   assert.ok(flaky.length >= 3, `flaky was retried: ${flaky.length} calls`);
-  assert.ok(flaky[1]! - flaky[0]! >= 35, `first retry after ~40 ms, got ${flaky[1]! - flaky[0]!}`);
-  assert.ok(flaky[2]! - flaky[1]! >= 75, `second retry after ~80 ms, got ${flaky[2]! - flaky[1]!}`);
+  assert.ok(flaky[1] - flaky[0] >= 35, `first retry after ~40 ms, got ${flaky[1] - flaky[0]}`);
+  assert.ok(flaky[2] - flaky[1] >= 75, `second retry after ~80 ms, got ${flaky[2] - flaky[1]}`);
   assert.equal(queue.numRequeues('flaky'), 0, 'success forgot the failures');
   assert.equal(logger.lines.filter((l) => l.msg === 'Reconcile failed, will retry').length, 2);
 

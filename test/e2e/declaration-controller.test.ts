@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createClient, type HttpClient } from '../../api/client/http-client.ts';
 import type { Client } from '../../api/client/types.ts';
-import type { Condition, KubeObject } from '../../api/meta/types.ts';
+import type { KubeObject } from '../../api/meta/types.ts';
 import type { Assignment, Declaration, ModuleResource, ResourceResult } from '../../api/v1alpha1/generated/index.ts';
 import { createAssignmentController } from '../../controllers/assignment-controller.ts';
 import { createDeclarationController } from '../../controllers/declaration-controller.ts';
@@ -71,9 +71,8 @@ const mod = (name: string, version: string, resources: ModuleResource[]) =>
   put('modules', { apiVersion: API, kind: 'Module', metadata: { name }, spec: { version, resources } });
 const assign = (name: string, spec: Assignment['spec']) => put('assignments', { apiVersion: API, kind: 'Assignment', metadata: { name }, spec });
 
-const getDecl = async (name: string) => (await client.get('declarations', name)) as unknown as Declaration;
-const getAsg = async (name: string) => (await client.get('assignments', name)) as unknown as Assignment;
-const applied = async (name: string): Promise<Condition | undefined> => (await getAsg(name)).status?.conditions?.find((c) => c.type === 'Applied');
+const getDecl = async (name: string) => await client.get('declarations', name);
+const getAsg = async (name: string) => await client.get('assignments', name);
 
 /** Waits until the assignment's Applied condition has `reason`; returns the assignment. */
 async function waitReason(name: string, reason: string): Promise<Assignment> {
@@ -130,10 +129,10 @@ test('a node\'s declaration holds its assignments\' resources in order, owned, a
     return got;
   });
   assert.deepEqual(d.spec.resources.map((r) => [r.id, r.owner]), [['r-db-a/data', 'r-db-a'], ['r-web-a/dir', 'r-web-a'], ['r-web-a/msg', 'r-web-a']]);
-  assert.deepEqual(d.spec.resources[2]!.dependsOn, ['r-web-a/dir']);
+  assert.deepEqual(d.spec.resources[2].dependsOn, ['r-web-a/dir']);
   assert.equal(d.spec.generation, d.metadata.generation);
   assert.deepEqual(d.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.uid]), [['Node', 'r-node', n.metadata.uid]]);
-  assert.deepEqual(JSON.parse(d.metadata.annotations![OWNERS_ANNOTATION]!)['r-web-a'].version, '1.0.0');
+  assert.deepEqual(JSON.parse(d.metadata.annotations![OWNERS_ANNOTATION])['r-web-a'].version, '1.0.0');
   const empty = await eventually(() => getDecl('r-empty'));
   assert.deepEqual(empty.spec, { generation: 1, resources: [] });
   const pending = await waitReason('r-web-a', 'Pending');
@@ -189,7 +188,7 @@ test('a module version change rolls followers; a pinned assignment stays until i
   // A pin to a version that is neither current nor held: the node keeps what it runs, and the condition says why.
   await client.patch('assignments', 'v-pinned', { spec: { version: '0.1.0' } });
   const na = await waitReason('v-pinned', 'VersionNotAvailable');
-  assert.match(na.status!.conditions![0]!.message, /0\.1\.0.*2\.0\.0.*keeps version 2\.0\.0/);
+  assert.match(na.status!.conditions![0].message, /0\.1\.0.*2\.0\.0.*keeps version 2\.0\.0/);
   assert.deepEqual(await contents(), ['v-follow/dir=/srv/v', 'v-follow/conf=two', 'v-pinned/dir=/srv/v', 'v-pinned/conf=two']);
   assert.equal((await getDecl('v-node')).spec.generation, g1 + 2, 'nothing was rendered anew');
 });
@@ -211,7 +210,7 @@ test('deleting an assignment removes its resources in a new generation', async (
     return d;
   });
   assert.equal(after.spec.generation, before.spec.generation + 1);
-  assert.deepEqual(Object.keys(JSON.parse(after.metadata.annotations![OWNERS_ANNOTATION]!)), ['d-two']);
+  assert.deepEqual(Object.keys(JSON.parse(after.metadata.annotations![OWNERS_ANNOTATION])), ['d-two']);
 });
 
 test('a failed resource makes the assignment Applied=False, Failed, naming the resource and the error', async () => {

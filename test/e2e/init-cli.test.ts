@@ -60,7 +60,7 @@ describe('meshctl init', () => {
       ]);
       const cpModule = store.get('modules', 'control-plane') as { spec: { port: number; resources: Array<{ spec: { command: string[] } }> } };
       assert.equal(cpModule.spec.port, port);
-      assert.deepEqual(cpModule.spec.resources[0]!.spec.command, [
+      assert.deepEqual(cpModule.spec.resources[0].spec.command, [
         process.execPath, join(dirname(cli.bin), 'mesh-control-plane.js'), '--data-dir', w.dataDir, '--listen', `127.0.0.1:${port}`,
         '--node', 'cp-1', '--san', 'cp.example.test', '--san', '10.9.8.7',
       ]);
@@ -139,7 +139,7 @@ describe('mesh-control-plane on a store made by init', () => {
     t.after(() => client.close());
     assert.equal((await client.get('meshes', 'mesh') as { status: { controlPlaneNode: string } }).status.controlPlaneNode, 'new-cp');
     assert.equal((await client.get('assignments', 'control-plane') as { spec: { node: string } }).spec.node, 'new-cp');
-    const command = (await client.get('modules', 'control-plane') as { spec: { resources: Array<{ spec: { command: string[] } }> } }).spec.resources[0]!.spec.command;
+    const command = (await client.get('modules', 'control-plane') as { spec: { resources: Array<{ spec: { command: string[] } }> } }).spec.resources[0].spec.command;
     assert.equal(command[command.indexOf('--node') + 1], 'new-cp');
     assert.ok(await client.get('nodes', 'new-cp'));
     assert.equal(await restored.stop(), 0);

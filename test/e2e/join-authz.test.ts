@@ -88,7 +88,7 @@ test('a node credential reads its own Node and Declaration and the Mesh, and wri
   const ds = await httpRequest(a, 'PATCH', `${API}/declarations/a/status`, { status: { observedGeneration: 1 } }, MERGE);
   assert.equal(ds.status, 200, ds.text);
   for (const [kind, name] of [['Node', 'a'], ['Declaration', 'a'], ['Assignment', 'm-on-a']]) {
-    assert.equal((await httpRequest(a, 'POST', `${API}/events`, event(kind!, name!))).status, 201, `${kind} ${name}`);
+    assert.equal((await httpRequest(a, 'POST', `${API}/events`, event(kind, name))).status, 201, `${kind} ${name}`);
   }
   const mesh = { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Mesh', metadata: { name: 'mesh' }, spec: {} };
   assert.equal((await srv.request('POST', `${API}/meshes`, mesh)).status, 201);

@@ -27,7 +27,7 @@ async function tokenCreate(config: string, ...flags: string[]): Promise<{ token:
   assert.equal(r.code, 0, r.stderr);
   const m = /mesh-agent join --server (\S+) --token ([a-z0-9]{6}\.[a-z0-9]{16}) --ca-hash (sha256:[0-9a-f]{64})/.exec(r.stdout);
   assert.ok(m, r.stdout);
-  return { server: m[1]!, token: m[2]!, caHash: m[3]!, stdout: r.stdout };
+  return { server: m[1], token: m[2], caHash: m[3], stdout: r.stdout };
 }
 
 test('token create → two agents join over TLS and converge with their node credentials; bad tokens and pins are refused; joins need the control plane', async (t) => {
@@ -101,7 +101,7 @@ test('token create → two agents join over TLS and converge with their node cre
     /refused the join \(Conflict\): .*node a already joined with another key/];
   results.forEach((r, i) => {
     assert.equal(r.code, 1, r.output);
-    assert.match(r.output, expect[i]!);
+    assert.match(r.output, expect[i]);
     assert.match(r.output, /^mesh-agent join: /m);
   });
   const pinnedToken = (await admin.get('jointokens', pinned.token.slice(0, 6))) as { status?: { used?: boolean } };

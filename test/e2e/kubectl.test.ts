@@ -93,14 +93,14 @@ test('kubectl apply (--validate=false), get with columns, -o yaml, delete', { sk
   const table = await kubectl('get', 'nodes');
   assert.equal(table.code, 0, table.stderr);
   const [header, ...rows] = table.stdout.trim().split('\n');
-  assert.match(header!, /^NAME\s+SITE\s+REACHABLE\s+LAST SEEN\s+DESIRED\s+APPLIED\s+DECLARATION\s+AGE$/);
+  assert.match(header, /^NAME\s+SITE\s+REACHABLE\s+LAST SEEN\s+DESIRED\s+APPLIED\s+DECLARATION\s+AGE$/);
   assert.match(rows.find((l) => l.startsWith('kc-a'))!, /^kc-a\s+home\s+.*\d+s$/);
   assert.match((await kubectl('get', 'no', 'kc-a', '-o', 'wide')).stdout, /ENDPOINT[\s\S]*192\.0\.2\.10:51820/);
   const yaml = await kubectl('get', 'nodes', '-l', 'role=web', '-o', 'yaml');
   const list = parseYaml(yaml.stdout) as { kind: string; items: { kind: string; metadata: { name: string; annotations: Record<string, string> } }[] };
   assert.equal(list.kind, 'List');
   assert.deepEqual(list.items.map((i) => `${i.kind}/${i.metadata.name}`), ['Node/kc-a']);
-  assert.ok(list.items[0]!.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']);
+  assert.ok(list.items[0].metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']);
 
   const strict = await kubectl('apply', '-f', file);
   assert.notEqual(strict.code, 0, 'without --validate=false kubectl wants OpenAPI documents');

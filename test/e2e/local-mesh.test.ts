@@ -105,7 +105,7 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
     assert.equal(r.code, 0, r.stderr);
     const [header, ...rows] = r.stdout.trim().split('\n');
     assert.match(header ?? '', /^NAME\s/);
-    return rows.map((row) => row.split(/\s+/)[0]!).sort();
+    return rows.map((row) => row.split(/\s+/)[0]).sort();
   };
   assert.deepEqual(await names(), NODES, 'exactly the three nodes');
 

@@ -33,7 +33,7 @@ export async function storedLines(config: ClientConfig, node: string): Promise<S
     const [time, ...rest] = l.split(' ');
     const text = rest.join(' ');
     const m = /^line (\d+)\b/.exec(text);
-    return { time: time!, text, ...(m ? { n: Number(m[1]) } : {}) };
+    return { time: time, text, ...(m ? { n: Number(m[1]) } : {}) };
   });
 }
 

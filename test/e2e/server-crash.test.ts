@@ -33,7 +33,7 @@ async function startControlPlane(bin: string, dataDir: string): Promise<{ child:
   const child = spawn(process.execPath, [bin, '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--insecure-http'], { stdio: ['ignore', 'ignore', 'pipe'] });
   const lines: string[] = [];
   const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stderr! }).on('line', (line) => {
+    createInterface({ input: child.stderr }).on('line', (line) => {
       lines.push(line);
       if (line.includes('"msg":"Serving"')) resolve((JSON.parse(line) as { url: string }).url);
     });

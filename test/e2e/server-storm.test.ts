@@ -24,7 +24,7 @@ function prng(s: number): () => number {
   };
 }
 const rand = prng(seed);
-const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
 const bytes = (n: number): Buffer => Buffer.from(Array.from({ length: n }, () => Math.floor(rand() * 256)));
 
 /** Writes `data` on a raw connection, optionally hangs up after `abortMs`; resolves with what came back. */

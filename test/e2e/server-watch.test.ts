@@ -164,7 +164,7 @@ test('a client that goes away stops its store watch; closing the app ends open w
   for (const s of streams.slice(0, 2)) s.close();
   await until(() => own.store.stats().watchers === 1 && own.app.openWatches() === 1);
   await own.stop();
-  await streams[2]!.ended;
+  await streams[2].ended;
   assert.equal(own.store.stats().watchers, 0);
 });
 
@@ -180,8 +180,8 @@ test('one change reaches 1,000 watchers quickly (serialized once)', async () => 
     const patched = fan.request('PATCH', `${API}/nodes/fan-a`, { metadata: { labels: { go: '1' } } }, MERGE);
     const times = (await Promise.all(got)).sort((a, b) => a - b);
     assert.equal((await patched).status, 200);
-    const last = times[times.length - 1]!;
-    console.log(`fan-out to 1000 watchers: first ${times[0]!.toFixed(1)} ms, last ${last.toFixed(1)} ms (including the durable write)`);
+    const last = times[times.length - 1];
+    console.log(`fan-out to 1000 watchers: first ${times[0].toFixed(1)} ms, last ${last.toFixed(1)} ms (including the durable write)`);
     assert.ok(last < 1000, `last watcher after ${last} ms`);
     for (const s of streams) s.close();
   } finally {

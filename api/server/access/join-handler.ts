@@ -88,7 +88,7 @@ function checkRequest(body: Record<string, unknown>): JoinRequest {
   if (body.site !== undefined && typeof body.site !== 'string') throw ApiError.badRequest('"site" must be a string');
   const input: JoinRequest = {
     token: body.token as string, nodeName: body.nodeName as string, nodeKey: body.nodeKey as string,
-    ...(body.site ? { site: body.site as string } : {}),
+    ...(body.site ? { site: body.site } : {}),
   };
   const fields: Record<string, string> = { 'metadata.name': 'nodeName', 'spec.site': 'site' };
   const causes: StatusCause[] = validateObject(nodeObject(input)).map((c) => ({ ...c, field: fields[c.field ?? ''] ?? c.field }));

@@ -57,7 +57,7 @@ export type BodyFormat = 'json' | 'yaml' | 'merge-patch';
 
 /** Decides how to parse a body from its Content-Type; undefined when the type is not one of `accepted`. */
 export function bodyFormat(contentType: string | undefined, accepted: BodyFormat[]): BodyFormat | undefined {
-  const type = (contentType ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+  const type = (contentType ?? 'application/json').split(';')[0].trim().toLowerCase();
   const format: BodyFormat | undefined =
     type === 'application/merge-patch+json' ? 'merge-patch'
       : type === 'application/json' || type === '' ? 'json'

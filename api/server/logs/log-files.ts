@@ -36,7 +36,7 @@ export function escapeName(name: string): string {
 function unescapeName(file: string): string | undefined {
   const m = /^([A-Za-z0-9_%-]+)\.log$/.exec(file);
   try {
-    return m ? decodeURIComponent(m[1]!) : undefined;
+    return m ? decodeURIComponent(m[1]) : undefined;
   } catch {
     return undefined;
   }
@@ -79,7 +79,7 @@ export class LogFiles {
       for (const e of fresh) add(e.service, `${e.time} ${e.line}\n`);
       await mkdir(join(this.#dir, escapeName(node)), { recursive: true, mode: 0o700 });
       for (const [service, text] of texts) await this.#write(node, service, text);
-      const last = fresh.length ? fresh[fresh.length - 1]!.seq : undefined;
+      const last = fresh.length ? fresh[fresh.length - 1].seq : undefined;
       if (post.stream && last !== undefined) {
         const next = { stream: post.stream, seq: last };
         await writeFileAtomic(join(this.#dir, escapeName(node), 'cursor.json'), JSON.stringify(next) + '\n', { mode: 0o600 });

@@ -73,7 +73,7 @@ test('drops a node reports are marked in the service log where they happened', a
   await post(s.nodeA, 'a', { stream: 's1', entries: [line(9)], dropped: [{ service: 'web-on-a/server', lines: 7, bytes: 56 }] });
   const text = (await get(s.admin, 'a', '?service=web-on-a/server')).text.split('\n');
   assert.equal(text[0], 'line 1');
-  assert.match(text[1]!, /^\[meshctl\] the node dropped 7 line\(s\) \(56 bytes\) of this log here/);
+  assert.match(text[1], /^\[meshctl\] the node dropped 7 line\(s\) \(56 bytes\) of this log here/);
   assert.equal(text[2], 'line 9');
 });
 
