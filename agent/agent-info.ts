@@ -21,7 +21,10 @@ export function agentInfoPath(stateDir: string): string {
 }
 
 /** Writes agent.json for this process. */
-export async function writeAgentInfo(stateDir: string, info: { node: string; root: string; metrics?: string }): Promise<void> {
+export async function writeAgentInfo(
+  stateDir: string,
+  info: { node: string; root: string; metrics?: string },
+): Promise<void> {
   const rec: AgentInfoFile = { pid: process.pid, ...info, startedAt: new Date().toISOString() };
   await writeFileAtomic(agentInfoPath(stateDir), JSON.stringify(rec, null, 2) + '\n', { mode: 0o644 });
 }

@@ -116,9 +116,12 @@ export function createAgent(opts: AgentOptions): Agent {
     const received = parts?.store.declaration()?.object.spec.generation;
     const last = parts?.effects.lastOutcome();
     return {
-      ok: parts !== undefined && last?.outcome !== 'error', node: parts?.node ?? opts.nodeName ?? '',
+      ok: parts !== undefined && last?.outcome !== 'error',
+      node: parts?.node ?? opts.nodeName ?? '',
       generation: { received, applied: parts?.effects.appliedGeneration() },
-      reachable: parts?.reach.reachable(), unreachableSeconds: parts?.reach.unreachableSeconds() ?? 0, lastReconcile: last,
+      reachable: parts?.reach.reachable(),
+      unreachableSeconds: parts?.reach.unreachableSeconds() ?? 0,
+      lastReconcile: last,
     };
   };
 
@@ -134,10 +137,17 @@ export function createAgent(opts: AgentOptions): Agent {
     const p = parts;
     const received = p.store.declaration()?.object;
     await p.loop.trigger('start');
-    const info: AgentInfo = { node: p.node, root: p.store.identity()!.root, ...(p.server ? { metrics: p.server.url } : {}) };
+    const info: AgentInfo = {
+      node: p.node,
+      root: p.store.identity()!.root,
+      ...(p.server ? { metrics: p.server.url } : {}),
+    };
     if (opts.metricsListen !== false) await writeAgentInfo(opts.stateDir, info);
     logger.info('Started agent', {
-      ...info, stateDir: opts.stateDir, generation: received?.spec.generation, unreachableSince: p.reach.unreachableSince(),
+      ...info,
+      stateDir: opts.stateDir,
+      generation: received?.spec.generation,
+      unreachableSince: p.reach.unreachableSince(),
     });
     p.sync.start();
     p.logs.start();
@@ -161,14 +171,25 @@ export function createAgent(opts: AgentOptions): Agent {
       saveInventory: (_all, change) => store.applyInventoryChange(change),
     });
     const reach = createReachability({ store, logger: log, node, server: identity.server, now: () => clock.now() });
-    const metrics = withLogMetrics(() => logs, createAgentMetrics({
-      node, version: AGENT_VERSION, unreachableSeconds: () => reach.unreachableSeconds(),
-      generations: () => ({ received: store.declaration()?.object.spec.generation, applied: effects.appliedGeneration() }),
-      outboxItems: () => store.outbox().length,
-    }));
+    const metrics = withLogMetrics(
+      () => logs,
+      createAgentMetrics({
+        node,
+        version: AGENT_VERSION,
+        unreachableSeconds: () => reach.unreachableSeconds(),
+        generations: () => ({
+          received: store.declaration()?.object.spec.generation,
+          applied: effects.appliedGeneration(),
+        }),
+        outboxItems: () => store.outbox().length,
+      }),
+    );
     let heartbeatApplied: number | undefined;
     const effects = createRunEffects({
-      node, store, metrics, logger: log,
+      node,
+      store,
+      metrics,
+      logger: log,
       afterRun: (queued) => {
         void sync.reporter.reportDeclaration();
         // A newly applied generation goes into the Node status at once, not at the next heartbeat.
@@ -182,18 +203,45 @@ export function createAgent(opts: AgentOptions): Agent {
     const memo = new WeakMap<Declaration, DeclaredResource[]>();
     const resources = (d: Declaration): DeclaredResource[] => memo.get(d) ?? memo.set(d, declaredResources(d)).get(d)!;
     const loop = createReconcileLoop({
-      engine, node, logger: log, intervalMs: opts.reconcileIntervalMs ?? 5000, resources, clock,
-      declaration: () => store.declaration()?.object, onRun: (o) => effects.onRun(o),
+      engine,
+      node,
+      logger: log,
+      intervalMs: opts.reconcileIntervalMs ?? 5000,
+      resources,
+      clock,
+      declaration: () => store.declaration()?.object,
+      onRun: (o) => effects.onRun(o),
     });
     const client = createClient({ server: identity.server, caData: identity.caData, token: identity.token });
     const sync = createSync({
-      client, node, site: identity.site, store, reach, logger: log, agentVersion: AGENT_VERSION,
-      heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 10_000, backoff: opts.reconnect, clock,
-      state: { declaration: () => store.declaration()?.object, run: () => effects.lastRun(), appliedGeneration: () => effects.appliedGeneration() },
-      onDeclaration: (obj) => receive({ store, node, logger: log, obj, report: () => sync.reporter.reportDeclaration(), loop }),
+      client,
+      node,
+      site: identity.site,
+      store,
+      reach,
+      logger: log,
+      agentVersion: AGENT_VERSION,
+      heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 10_000,
+      backoff: opts.reconnect,
+      clock,
+      state: {
+        declaration: () => store.declaration()?.object,
+        run: () => effects.lastRun(),
+        appliedGeneration: () => effects.appliedGeneration(),
+      },
+      onDeclaration: (obj) =>
+        receive({ store, node, logger: log, obj, report: () => sync.reporter.reportDeclaration(), loop }),
     });
     const logs = await openAgentLogs({
-      stateDir: opts.stateDir, node, identity, store, reach, logger: log, bufferBytes: opts.logBufferBytes, clock, flushOutbox: () => void sync.reporter.flushOutbox(),
+      stateDir: opts.stateDir,
+      node,
+      identity,
+      store,
+      reach,
+      logger: log,
+      bufferBytes: opts.logBufferBytes,
+      clock,
+      flushOutbox: () => void sync.reporter.flushOutbox(),
     });
     const listen = opts.metricsListen ?? '127.0.0.1:0';
     const server = listen === false ? undefined : await serveMetrics({ listen, metrics, health: state });
@@ -227,13 +275,24 @@ function withNode(logger: Logger, node: string): Logger {
 }
 
 /** Handles a Declaration seen on the watch: a new generation is stored FIRST, then acknowledged, then reconciled. */
-async function receive(a: { store: AgentStore; node: string; logger: Logger; obj: Declaration; report(): Promise<void>; loop: ReconcileLoop }): Promise<void> {
+async function receive(a: {
+  store: AgentStore;
+  node: string;
+  logger: Logger;
+  obj: Declaration;
+  report(): Promise<void>;
+  loop: ReconcileLoop;
+}): Promise<void> {
   const stored = a.store.declaration()?.object;
   const m = a.obj.metadata;
   const isNew = !stored || stored.metadata.uid !== m.uid || (m.generation ?? 0) > (stored.metadata.generation ?? 0);
   if (!isNew) return;
   await a.store.saveDeclaration(a.obj);
-  a.logger.info('Stored Declaration', { node: a.node, generation: a.obj.spec.generation, resources: a.obj.spec.resources.length });
+  a.logger.info('Stored Declaration', {
+    node: a.node,
+    generation: a.obj.spec.generation,
+    resources: a.obj.spec.resources.length,
+  });
   await a.report();
   void a.loop.trigger('new generation');
 }

@@ -20,16 +20,28 @@ function world(t: { after(fn: () => void): void }): { stateDir: string; root: st
 }
 
 const boot = (content: string): AgentBootstrap => ({
-  nodeName: 'cp-1', site: 'lab',
+  nodeName: 'cp-1',
+  site: 'lab',
   connection: { server: 'https://127.0.0.1:1', token: 'node-credential' },
   declaration: {
-    apiVersion: 'meshctl.dev/v1alpha1', kind: 'Declaration', metadata: { name: 'cp-1', uid: 'u-1', generation: 1 },
-    spec: { generation: 1, resources: [{ id: 'hub/role', owner: 'hub', kind: 'File', spec: { path: '/role.txt', content } }] },
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Declaration',
+    metadata: { name: 'cp-1', uid: 'u-1', generation: 1 },
+    spec: {
+      generation: 1,
+      resources: [{ id: 'hub/role', owner: 'hub', kind: 'File', spec: { path: '/role.txt', content } }],
+    },
   },
 });
 
-const options = (w: { stateDir: string; root: string }, extra: Partial<AgentOptions> = {}): AgentOptions =>
-  ({ stateDir: w.stateDir, root: w.root, metricsListen: false, logger: memoryLogger(), reconnect: { initialMs: 60_000 }, ...extra });
+const options = (w: { stateDir: string; root: string }, extra: Partial<AgentOptions> = {}): AgentOptions => ({
+  stateDir: w.stateDir,
+  root: w.root,
+  metricsListen: false,
+  logger: memoryLogger(),
+  reconnect: { initialMs: 60_000 },
+  ...extra,
+});
 
 test('a first start imports the bootstrap: identity and Declaration, applied with no control plane', async (t) => {
   const w = world(t);
@@ -42,7 +54,13 @@ test('a first start imports the bootstrap: identity and Declaration, applied wit
   assert.ok(!existsSync(agentBootstrapPath(w.stateDir)) && existsSync(`${agentBootstrapPath(w.stateDir)}.imported`));
   const store = await openAgentStore({ stateDir: w.stateDir, logger: memoryLogger() });
   try {
-    assert.deepEqual(store.identity(), { nodeName: 'cp-1', root: w.root, server: 'https://127.0.0.1:1', token: 'node-credential', site: 'lab' });
+    assert.deepEqual(store.identity(), {
+      nodeName: 'cp-1',
+      root: w.root,
+      server: 'https://127.0.0.1:1',
+      token: 'node-credential',
+      site: 'lab',
+    });
     assert.equal(store.declaration()?.object.metadata.uid, 'u-1');
   } finally {
     await store.close();
@@ -67,7 +85,10 @@ test('a bootstrap never replaces a Declaration the store already holds', async (
 test('a bootstrap for another node, or a damaged one, stops the start with a clear error', async (t) => {
   const w = world(t);
   writeFileSync(agentBootstrapPath(w.stateDir), renderAgentBootstrap(boot('x\n')));
-  await assert.rejects(createAgent(options(w, { nodeName: 'other' })).start(), /bootstrap declaration \(written by meshctl init\) is for node "cp-1", not "other"/);
+  await assert.rejects(
+    createAgent(options(w, { nodeName: 'other' })).start(),
+    /bootstrap declaration \(written by meshctl init\) is for node "cp-1", not "other"/,
+  );
   writeFileSync(agentBootstrapPath(w.stateDir), '{"kind":"AgentBootstrap"');
   await assert.rejects(createAgent(options(w)).start(), /bootstrap-declaration\.json: not valid JSON/);
   assert.ok(!existsSync(join(w.root, 'role.txt')));

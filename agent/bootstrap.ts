@@ -16,19 +16,34 @@ import type { AgentStore } from './store/agent-store.ts';
 export function withBootstrap(input: IdentityInput, boot: AgentBootstrap | undefined): IdentityInput {
   if (!boot) return input;
   if (input.nodeName !== undefined && input.nodeName !== boot.nodeName) {
-    throw new Error(`the bootstrap declaration (written by meshctl init) is for node "${boot.nodeName}", not "${input.nodeName}" (--name)`);
+    throw new Error(
+      `the bootstrap declaration (written by meshctl init) is for node "${boot.nodeName}", not "${input.nodeName}" (--name)`,
+    );
   }
   const site = input.site ?? boot.site;
-  return { ...input, nodeName: boot.nodeName, connection: input.connection ?? boot.connection, ...(site ? { site } : {}) };
+  return {
+    ...input,
+    nodeName: boot.nodeName,
+    connection: input.connection ?? boot.connection,
+    ...(site ? { site } : {}),
+  };
 }
 
 /** Stores the bootstrap's Declaration when the store holds none, then renames the file; call after the identity is saved. */
-export async function importBootstrap(a: { store: AgentStore; stateDir: string; boot: AgentBootstrap; logger: Logger }): Promise<void> {
+export async function importBootstrap(a: {
+  store: AgentStore;
+  stateDir: string;
+  boot: AgentBootstrap;
+  logger: Logger;
+}): Promise<void> {
   const path = agentBootstrapPath(a.stateDir);
   if (!a.store.declaration()) {
     await a.store.saveDeclaration(a.boot.declaration);
     a.logger.info('Imported bootstrap Declaration', {
-      node: a.boot.nodeName, generation: a.boot.declaration.spec.generation, resources: a.boot.declaration.spec.resources.length, path,
+      node: a.boot.nodeName,
+      generation: a.boot.declaration.spec.generation,
+      resources: a.boot.declaration.spec.resources.length,
+      path,
     });
   } else {
     a.logger.info('Ignored bootstrap Declaration: the store already holds one', { node: a.boot.nodeName, path });

@@ -37,15 +37,29 @@ Durations: 500ms, 5s, 1m30s, 1h.
 /** Parses the Go duration of flag `--flag` (`500ms`, `5s`, `1m30s`, `1h`) into milliseconds: at least 10ms. */
 export function durationFlag(flag: string, text: string): number {
   let ms = NaN;
-  try { ms = parseDuration(text); } catch { /* reported below */ }
-  if (!(ms >= 10)) throw new UsageError(`--${flag} must be a duration of at least 10ms such as 500ms, 5s or 1m, not "${text}"`);
+  try {
+    ms = parseDuration(text);
+  } catch {
+    /* reported below */
+  }
+  if (!(ms >= 10))
+    throw new UsageError(`--${flag} must be a duration of at least 10ms such as 500ms, 5s or 1m, not "${text}"`);
   return ms;
 }
 
 /** The flags of `mesh-agent run` (the help is USAGE). */
 const RUN_FLAGS: FlagSpec[] = [
-  ...['state-dir', 'name', 'config', 'root', 'site', 'reconcile-interval', 'heartbeat-interval', 'metrics-listen', 'log-buffer-size']
-    .map((name): FlagSpec => ({ name, type: 'string' })),
+  ...[
+    'state-dir',
+    'name',
+    'config',
+    'root',
+    'site',
+    'reconcile-interval',
+    'heartbeat-interval',
+    'metrics-listen',
+    'log-buffer-size',
+  ].map((name): FlagSpec => ({ name, type: 'string' })),
   { name: 'stop-services-on-exit', type: 'boolean' },
   { name: 'help', short: 'h', type: 'boolean' },
 ];
@@ -57,23 +71,39 @@ export function parseCommandLine(argv: string[]): AgentOptions | 'help' {
   const v = (name: string): string | undefined => args.str(name);
   if (args.bool('help')) return 'help';
   if (positionals.length !== 1 || positionals[0] !== 'run') {
-    throw new UsageError(positionals.length === 0 ? 'missing command: mesh-agent run …' : `unknown command "${positionals.join(' ')}" (the commands are "run" and "join")`);
+    throw new UsageError(
+      positionals.length === 0
+        ? 'missing command: mesh-agent run …'
+        : `unknown command "${positionals.join(' ')}" (the commands are "run" and "join")`,
+    );
   }
   const stateDir = v('state-dir');
   if (!stateDir) throw new UsageError('--state-dir is required');
   const metricsListen = v('metrics-listen');
   if (metricsListen !== undefined) {
-    try { parseHostPort(metricsListen); } catch (e) { throw new UsageError(`--metrics-listen: ${(e as Error).message}`); }
+    try {
+      parseHostPort(metricsListen);
+    } catch (e) {
+      throw new UsageError(`--metrics-listen: ${(e as Error).message}`);
+    }
   }
   let logBufferBytes;
   const logBufferSize = v('log-buffer-size');
   if (logBufferSize !== undefined) {
-    try { logBufferBytes = parseByteSize('log-buffer-size', logBufferSize); } catch (e) { throw new UsageError((e as Error).message); }
+    try {
+      logBufferBytes = parseByteSize('log-buffer-size', logBufferSize);
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
   }
   let connection;
   const config = v('config');
   if (config !== undefined) {
-    try { connection = loadMeshconfig(config); } catch (e) { throw new UsageError(`--config: ${(e as Error).message}`); }
+    try {
+      connection = loadMeshconfig(config);
+    } catch (e) {
+      throw new UsageError(`--config: ${(e as Error).message}`);
+    }
   }
   const [name, root, site] = [v('name'), v('root'), v('site')];
   return {

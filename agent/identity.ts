@@ -20,24 +20,37 @@ export interface IdentityInput {
 const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** Merges this start's input with the stored identity; throws a readable Error on a mismatch or a gap. */
-export function resolveIdentity(stored: AgentIdentity | undefined, input: IdentityInput, stateDir: string): { identity: AgentIdentity; changed: boolean } {
+export function resolveIdentity(
+  stored: AgentIdentity | undefined,
+  input: IdentityInput,
+  stateDir: string,
+): { identity: AgentIdentity; changed: boolean } {
   const nodeName = input.nodeName ?? stored?.nodeName;
-  if (nodeName === undefined) throw new Error(`${stateDir} holds no agent yet: the first start needs the node name (--name)`);
+  if (nodeName === undefined)
+    throw new Error(`${stateDir} holds no agent yet: the first start needs the node name (--name)`);
   if (!NAME.test(nodeName) || nodeName.length > 253) {
     throw new Error(`invalid node name "${nodeName}": must be a lowercase RFC 1123 subdomain (e.g. node-a)`);
   }
   if (stored && stored.nodeName !== nodeName) {
-    throw new Error(`${stateDir} belongs to node "${stored.nodeName}", not "${nodeName}" (one state directory per node)`);
+    throw new Error(
+      `${stateDir} belongs to node "${stored.nodeName}", not "${nodeName}" (one state directory per node)`,
+    );
   }
   const root = resolve(input.root ?? stored?.root ?? '/');
   if (stored && stored.root !== root) {
-    throw new Error(`${stateDir} manages root ${stored.root}, not ${root}: the owned resources live there (start without --root or with --root ${stored.root})`);
+    throw new Error(
+      `${stateDir} manages root ${stored.root}, not ${root}: the owned resources live there (start without --root or with --root ${stored.root})`,
+    );
   }
-  const conn = input.connection ?? (stored ? { server: stored.server, caData: stored.caData, token: stored.token } : undefined);
-  if (!conn?.server) throw new Error(`${stateDir} holds no control-plane connection: the first start needs --config MESHCONFIG`);
+  const conn =
+    input.connection ?? (stored ? { server: stored.server, caData: stored.caData, token: stored.token } : undefined);
+  if (!conn?.server)
+    throw new Error(`${stateDir} holds no control-plane connection: the first start needs --config MESHCONFIG`);
   const site = input.site ?? stored?.site;
   const identity: AgentIdentity = {
-    nodeName, root, server: conn.server,
+    nodeName,
+    root,
+    server: conn.server,
     ...(conn.caData ? { caData: conn.caData } : {}),
     ...(conn.token ? { token: conn.token } : {}),
     ...(site ? { site } : {}),

@@ -7,15 +7,43 @@ import { UsageError } from '../api/meta/usage-error.ts';
 import { DEFAULT_STATE_DIR, parseJoinCommand } from './join-command.ts';
 import { ensureNodeKey, nodeKeyPath } from './node-key.ts';
 
-const REQUIRED = ['--server', 'https://10.0.0.1:6443', '--token', 'abcdef.0123456789abcdef', '--ca-hash', `sha256:${'a'.repeat(64)}`];
+const REQUIRED = [
+  '--server',
+  'https://10.0.0.1:6443',
+  '--token',
+  'abcdef.0123456789abcdef',
+  '--ca-hash',
+  `sha256:${'a'.repeat(64)}`,
+];
 
 test('join: flags become the join and the agent to run afterwards, with defaults', () => {
-  const c = parseJoinCommand([...REQUIRED, '--name', 'n1', '--site', 'home', '--state-dir', '/s', '--root', '/r', '--heartbeat-interval', '1s']);
+  const c = parseJoinCommand([
+    ...REQUIRED,
+    '--name',
+    'n1',
+    '--site',
+    'home',
+    '--state-dir',
+    '/s',
+    '--root',
+    '/r',
+    '--heartbeat-interval',
+    '1s',
+  ]);
   assert.ok(c !== 'help');
-  assert.deepEqual({ ...c, run: undefined }, {
-    server: 'https://10.0.0.1:6443', token: 'abcdef.0123456789abcdef', caHash: `sha256:${'a'.repeat(64)}`, nodeName: 'n1', site: 'home',
-    stateDir: '/s', root: '/r', run: undefined,
-  });
+  assert.deepEqual(
+    { ...c, run: undefined },
+    {
+      server: 'https://10.0.0.1:6443',
+      token: 'abcdef.0123456789abcdef',
+      caHash: `sha256:${'a'.repeat(64)}`,
+      nodeName: 'n1',
+      site: 'home',
+      stateDir: '/s',
+      root: '/r',
+      run: undefined,
+    },
+  );
   assert.equal(c.run?.stateDir, '/s');
   assert.equal(c.run?.heartbeatIntervalMs, 1000);
   assert.equal(c.run?.nodeName, undefined, 'the agent takes its identity from the store the join wrote');
@@ -35,7 +63,12 @@ test('join: bad command lines are usage errors', () => {
     [[...REQUIRED, 'extra'], /positional/],
     [[...REQUIRED, '--reconcile-interval', '5'], /--reconcile-interval must be a duration/],
   ];
-  for (const [argv, msg] of bad) assert.throws(() => parseJoinCommand(argv), (e: Error) => e instanceof UsageError && msg.test(e.message), argv.join(' '));
+  for (const [argv, msg] of bad)
+    assert.throws(
+      () => parseJoinCommand(argv),
+      (e: Error) => e instanceof UsageError && msg.test(e.message),
+      argv.join(' '),
+    );
 });
 
 test('the node key is generated once, 0600, and reused', async (t) => {

@@ -53,7 +53,10 @@ const RUN_FLAGS = ['reconcile-interval', 'heartbeat-interval', 'metrics-listen']
 
 /** The flags of `mesh-agent join` (the help is JOIN_USAGE). */
 const JOIN_FLAGS: FlagSpec[] = [
-  ...['server', 'token', 'ca-hash', 'name', 'site', 'state-dir', 'root', ...RUN_FLAGS].map((name): FlagSpec => ({ name, type: 'string' })),
+  ...['server', 'token', 'ca-hash', 'name', 'site', 'state-dir', 'root', ...RUN_FLAGS].map((name): FlagSpec => ({
+    name,
+    type: 'string',
+  })),
   ...['no-run', 'stop-services-on-exit'].map((name): FlagSpec => ({ name, type: 'boolean' })),
   { name: 'help', short: 'h', type: 'boolean' },
 ];
@@ -64,7 +67,8 @@ export function parseJoinCommand(argv: string[]): JoinCommand | 'help' {
   if (args.bool('help')) return 'help';
   refusePositionals(args);
   const v = (name: string): string | undefined => args.str(name);
-  for (const f of ['server', 'token', 'ca-hash']) if (!v(f)) throw new UsageError(`--${f} is required (copy the command from \`meshctl token create\`)`);
+  for (const f of ['server', 'token', 'ca-hash'])
+    if (!v(f)) throw new UsageError(`--${f} is required (copy the command from \`meshctl token create\`)`);
   const stateDir = v('state-dir') ?? DEFAULT_STATE_DIR;
   const runArgv = ['run', '--state-dir', stateDir];
   for (const f of RUN_FLAGS) if (v(f) !== undefined) runArgv.push(`--${f}`, v(f)!);
@@ -72,14 +76,22 @@ export function parseJoinCommand(argv: string[]): JoinCommand | 'help' {
   const run = parseCommandLine(runArgv) as AgentOptions;
   const [site, root] = [v('site'), v('root')];
   return {
-    server: v('server')!, token: v('token')!, caHash: v('ca-hash')!, nodeName: v('name') ?? hostname().toLowerCase(), stateDir,
-    ...(site !== undefined ? { site } : {}), ...(root !== undefined ? { root } : {}),
+    server: v('server')!,
+    token: v('token')!,
+    caHash: v('ca-hash')!,
+    nodeName: v('name') ?? hostname().toLowerCase(),
+    stateDir,
+    ...(site !== undefined ? { site } : {}),
+    ...(root !== undefined ? { root } : {}),
     ...(args.bool('no-run') ? {} : { run }),
   };
 }
 
 /** Runs `mesh-agent join`: joins, then runs the agent with `runAgent` unless --no-run. Resolves with an exit code. */
-export async function joinCommand(argv: string[], deps: { logger: Logger; runAgent(opts: AgentOptions): Promise<void> }): Promise<number> {
+export async function joinCommand(
+  argv: string[],
+  deps: { logger: Logger; runAgent(opts: AgentOptions): Promise<void> },
+): Promise<number> {
   let cmd: JoinCommand | 'help';
   try {
     cmd = parseJoinCommand(argv);
@@ -87,11 +99,16 @@ export async function joinCommand(argv: string[], deps: { logger: Logger; runAge
     process.stderr.write(`mesh-agent join: ${(e as Error).message}\n\n${JOIN_USAGE}`);
     return EXIT_USAGE;
   }
-  if (cmd === 'help') { process.stdout.write(JOIN_USAGE); return 0; }
+  if (cmd === 'help') {
+    process.stdout.write(JOIN_USAGE);
+    return 0;
+  }
   try {
     const joined = await joinMesh({ ...cmd, logger: deps.logger });
     if (!cmd.run) {
-      process.stdout.write(`Joined the mesh at ${joined.server} as node ${joined.nodeName}. Run the agent with:\n  mesh-agent run --state-dir ${cmd.stateDir}\n`);
+      process.stdout.write(
+        `Joined the mesh at ${joined.server} as node ${joined.nodeName}. Run the agent with:\n  mesh-agent run --state-dir ${cmd.stateDir}\n`,
+      );
       return 0;
     }
   } catch (e) {

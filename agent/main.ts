@@ -25,7 +25,10 @@ async function main(argv: string[]): Promise<void> {
     process.stderr.write(`mesh-agent: ${(e as Error).message}\n\n${USAGE}`);
     process.exit(EXIT_USAGE);
   }
-  if (opts === 'help') { process.stdout.write(USAGE); return; }
+  if (opts === 'help') {
+    process.stdout.write(USAGE);
+    return;
+  }
   await runAgent(opts, createJsonLogger());
 }
 
@@ -41,12 +44,19 @@ async function runAgent(opts: AgentOptions, logger: Logger): Promise<void> {
   }
   let signalled = false;
   const shutdown = (signal: string): void => {
-    if (signalled) { logger.error('Exited without a clean shutdown', { signal }); process.exit(1); }
+    if (signalled) {
+      logger.error('Exited without a clean shutdown', { signal });
+      process.exit(1);
+    }
     signalled = true;
     logger.info('Stopping agent', { signal });
-    agent.stop()
+    agent
+      .stop()
       .then(() => process.exit(0))
-      .catch((e: unknown) => { logger.error('Failed to stop cleanly', { error: String(e) }); process.exit(1); });
+      .catch((e: unknown) => {
+        logger.error('Failed to stop cleanly', { error: String(e) });
+        process.exit(1);
+      });
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

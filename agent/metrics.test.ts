@@ -7,7 +7,11 @@ import { metricValue } from './testing.ts';
 test('metrics: text exposition 0.0.4 with every agent metric, HELP/TYPE once per family', () => {
   let unreachable = 0;
   const m = createAgentMetrics({
-    node: 'a"b', version: '1.0', unreachableSeconds: () => unreachable, generations: () => ({ received: 4, applied: 3 }), outboxItems: () => 2,
+    node: 'a"b',
+    version: '1.0',
+    unreachableSeconds: () => unreachable,
+    generations: () => ({ received: 4, applied: 3 }),
+    outboxItems: () => 2,
   });
   m.reconciled('success', 0.004);
   m.reconciled('success', 0.2);
@@ -38,7 +42,13 @@ test('metrics: text exposition 0.0.4 with every agent metric, HELP/TYPE once per
 
 test('metrics: the endpoint serves /metrics, /healthz (503 when not ok) and 404 otherwise', async () => {
   let ok = true;
-  const metrics = createAgentMetrics({ node: 'a', version: '1', unreachableSeconds: () => 0, generations: () => ({}), outboxItems: () => 0 });
+  const metrics = createAgentMetrics({
+    node: 'a',
+    version: '1',
+    unreachableSeconds: () => 0,
+    generations: () => ({}),
+    outboxItems: () => 0,
+  });
   const srv = await serveMetrics({ listen: '127.0.0.1:0', metrics, health: () => ({ ok, node: 'a' }) });
   try {
     assert.match(srv.url, /^http:\/\/127\.0\.0\.1:\d+$/);

@@ -56,26 +56,49 @@ export function createAgentMetrics(src: MetricSources): AgentMetrics {
   return {
     reconciled(outcome, seconds) {
       reconciles[outcome]++;
-      BUCKETS.forEach((le, i) => { if (seconds <= le) buckets[i]++; });
+      BUCKETS.forEach((le, i) => {
+        if (seconds <= le) buckets[i]++;
+      });
       sum += seconds;
       count++;
     },
-    setOwned(n) { owned = n; },
+    setOwned(n) {
+      owned = n;
+    },
     render() {
       const g = src.generations();
       const hist: Array<[string, number]> = BUCKETS.map((le, i) => [`_bucket{le="${le}"}`, buckets[i]]);
       hist.push(['_bucket{le="+Inf"}', count], ['_sum', sum], ['_count', count]);
       return [
-        family('meshagent_reconciles_total', 'counter', 'Reconciles of the declaration, by result.',
-          (Object.keys(reconciles) as ReconcileOutcome[]).map((r) => [`{result="${r}"}`, reconciles[r]])),
+        family(
+          'meshagent_reconciles_total',
+          'counter',
+          'Reconciles of the declaration, by result.',
+          (Object.keys(reconciles) as ReconcileOutcome[]).map((r) => [`{result="${r}"}`, reconciles[r]]),
+        ),
         family('meshagent_reconcile_duration_seconds', 'histogram', 'How long a reconcile took.', hist),
         family('meshagent_owned_resources', 'gauge', 'Host resources the agent owns (its inventory).', [['', owned]]),
-        family('meshagent_control_plane_unreachable_seconds', 'gauge',
-          'For how long the control plane has been unreachable (0 while it is reachable).', [['', src.unreachableSeconds()]]),
-        family('meshagent_declaration_generation', 'gauge', 'Declaration spec.generation received (stored) and applied in full.',
-          [['{state="received"}', g.received ?? 0], ['{state="applied"}', g.applied ?? 0]]),
-        family('meshagent_outbox_items', 'gauge', 'Events kept on disk until the control plane is reachable.', [['', src.outboxItems()]]),
-        family('meshagent_info', 'gauge', 'The agent: its node and version.', [[`{node="${esc(src.node)}",version="${esc(src.version)}"}`, 1]]),
+        family(
+          'meshagent_control_plane_unreachable_seconds',
+          'gauge',
+          'For how long the control plane has been unreachable (0 while it is reachable).',
+          [['', src.unreachableSeconds()]],
+        ),
+        family(
+          'meshagent_declaration_generation',
+          'gauge',
+          'Declaration spec.generation received (stored) and applied in full.',
+          [
+            ['{state="received"}', g.received ?? 0],
+            ['{state="applied"}', g.applied ?? 0],
+          ],
+        ),
+        family('meshagent_outbox_items', 'gauge', 'Events kept on disk until the control plane is reachable.', [
+          ['', src.outboxItems()],
+        ]),
+        family('meshagent_info', 'gauge', 'The agent: its node and version.', [
+          [`{node="${esc(src.node)}",version="${esc(src.version)}"}`, 1],
+        ]),
       ].join('');
     },
   };
@@ -114,12 +137,19 @@ export async function serveMetrics(opts: ServeMetricsOptions): Promise<MetricsSe
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => { server.off('error', reject); resolve(); });
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const bound = (server.address() as AddressInfo).port;
   return {
     url: `http://${formatHostPort(host, bound)}`,
     port: bound,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

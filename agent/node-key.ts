@@ -37,7 +37,9 @@ export async function ensureNodeKey(stateDir: string): Promise<NodeKey> {
     try {
       key = createPrivateKey(pem);
     } catch (e) {
-      throw new Error(`the node key ${path} is damaged (${(e as Error).message}); remove it to generate a new one (the node must then be deleted before it can join again under its name)`);
+      throw new Error(
+        `the node key ${path} is damaged (${(e as Error).message}); remove it to generate a new one (the node must then be deleted before it can join again under its name)`,
+      );
     }
     return { publicKey: spki(createPublicKey(key)), created: false };
   }

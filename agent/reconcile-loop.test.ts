@@ -7,7 +7,12 @@ import type { Engine, ReconcileResult } from './engine/reconciler.ts';
 import { memoryLogger } from './engine/testing.ts';
 import { createReconcileLoop, type RunOutcome } from './reconcile-loop.ts';
 
-const decl = { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Declaration', metadata: { name: 'a' }, spec: { generation: 1, resources: [] } } as Declaration;
+const decl = {
+  apiVersion: 'meshctl.dev/v1alpha1',
+  kind: 'Declaration',
+  metadata: { name: 'a' },
+  spec: { generation: 1, resources: [] },
+} as Declaration;
 
 /** An engine whose reconciles take `ms` on `clock` and record how many ran at once. */
 function slowEngine(clock: Clock, ms: number) {
@@ -22,7 +27,15 @@ function slowEngine(clock: Clock, ms: number) {
       if (ms > 0) await sleep(clock, ms).promise;
       active--;
       seen.runs++;
-      return { results: [], steps: [], startedAt: '', durationMs: ms, timings: { observeMs: 0, planMs: 0, applyMs: 0 }, counts: {}, owned: 0 };
+      return {
+        results: [],
+        steps: [],
+        startedAt: '',
+        durationMs: ms,
+        timings: { observeMs: 0, planMs: 0, applyMs: 0 },
+        counts: {},
+        owned: 0,
+      };
     },
   };
   return { engine, seen };
@@ -32,7 +45,18 @@ test('reconcile loop: reconciles never overlap; triggers during a run collapse i
   const clock = new FakeClock();
   const { engine, seen } = slowEngine(clock, 30);
   const outcomes: RunOutcome[] = [];
-  const loop = createReconcileLoop({ engine, declaration: () => decl, resources: () => [], intervalMs: 60_000, logger: memoryLogger(), node: 'a', onRun: (o) => { outcomes.push(o); }, clock });
+  const loop = createReconcileLoop({
+    engine,
+    declaration: () => decl,
+    resources: () => [],
+    intervalMs: 60_000,
+    logger: memoryLogger(),
+    node: 'a',
+    onRun: (o) => {
+      outcomes.push(o);
+    },
+    clock,
+  });
   const first = loop.trigger('start');
   await settle();
   const more = [loop.trigger('a'), loop.trigger('b'), loop.trigger('c')];
@@ -50,7 +74,16 @@ test('reconcile loop: nothing is reconciled before a declaration is stored; the 
   const clock = new FakeClock();
   const { engine, seen } = slowEngine(clock, 0);
   let stored: Declaration | undefined;
-  const loop = createReconcileLoop({ engine, declaration: () => stored, resources: () => [], intervalMs: 20, logger: memoryLogger(), node: 'a', onRun: () => {}, clock });
+  const loop = createReconcileLoop({
+    engine,
+    declaration: () => stored,
+    resources: () => [],
+    intervalMs: 20,
+    logger: memoryLogger(),
+    node: 'a',
+    onRun: () => {},
+    clock,
+  });
   await loop.trigger('start');
   assert.equal(seen.runs, 0);
   stored = decl;
@@ -70,14 +103,34 @@ test('reconcile loop: nothing is reconciled before a declaration is stored; the 
 test('reconcile loop: an engine error is reported as an outcome, and the loop goes on', async () => {
   let fail = true;
   const clock = new FakeClock();
-  const engine = { ...slowEngine(clock, 0).engine, reconcile: async () => { if (fail) throw new Error('store is gone'); return slowEngine(clock, 0).engine.reconcile([]); } } as Engine;
+  const engine = {
+    ...slowEngine(clock, 0).engine,
+    reconcile: async () => {
+      if (fail) throw new Error('store is gone');
+      return slowEngine(clock, 0).engine.reconcile([]);
+    },
+  } as Engine;
   const outcomes: RunOutcome[] = [];
   const logger = memoryLogger();
-  const loop = createReconcileLoop({ engine, declaration: () => decl, resources: () => [], intervalMs: 60_000, logger, node: 'a', onRun: (o) => { outcomes.push(o); }, clock });
+  const loop = createReconcileLoop({
+    engine,
+    declaration: () => decl,
+    resources: () => [],
+    intervalMs: 60_000,
+    logger,
+    node: 'a',
+    onRun: (o) => {
+      outcomes.push(o);
+    },
+    clock,
+  });
   await loop.trigger('x');
   fail = false;
   await loop.trigger('y');
-  assert.deepEqual(outcomes.map((o) => o.error?.message ?? 'ok'), ['store is gone', 'ok']);
+  assert.deepEqual(
+    outcomes.map((o) => o.error?.message ?? 'ok'),
+    ['store is gone', 'ok'],
+  );
   assert.ok(logger.lines.some((l) => l.msg === 'Failed to reconcile Declaration'));
   await loop.stop();
 });

@@ -56,7 +56,10 @@ export function createReconcileLoop(opts: ReconcileLoopOptions): ReconcileLoop {
   const schedule = (): void => {
     if (!started || stopped) return;
     if (timer !== undefined) clock.clearTimeout(timer);
-    timer = clock.setTimeout(() => { timer = undefined; void trigger('interval'); }, opts.intervalMs);
+    timer = clock.setTimeout(() => {
+      timer = undefined;
+      void trigger('interval');
+    }, opts.intervalMs);
   };
 
   async function runOnce(reason: string): Promise<void> {
@@ -68,7 +71,12 @@ export function createReconcileLoop(opts: ReconcileLoopOptions): ReconcileLoop {
       await opts.onRun({ decl, result, durationMs: performance.now() - t0 });
     } catch (e) {
       const error = e instanceof Error ? e : new Error(String(e));
-      opts.logger.error('Failed to reconcile Declaration', { node: opts.node, generation: decl.spec.generation, reason, error: error.message });
+      opts.logger.error('Failed to reconcile Declaration', {
+        node: opts.node,
+        generation: decl.spec.generation,
+        reason,
+        error: error.message,
+      });
       await Promise.resolve(opts.onRun({ decl, error, durationMs: performance.now() - t0 })).catch(() => {});
     }
   }

@@ -25,7 +25,8 @@ export interface RunEffects {
   onRun(outcome: RunOutcome): Promise<void>;
   /** The last successful engine run (for the Declaration status). */
   lastRun(): RunSummary | undefined;
-  lastOutcome(): { at: string; outcome: 'success' | 'failure' | 'error'; durationMs: number; error?: string } | undefined;
+  lastOutcome():
+    { at: string; outcome: 'success' | 'failure' | 'error'; durationMs: number; error?: string } | undefined;
   appliedGeneration(): number | undefined;
 }
 
@@ -38,7 +39,11 @@ export function createRunEffects(opts: RunEffectsOptions): RunEffects {
   let failing = '';
 
   const event = async (item: Omit<OutboxItem, 'name' | 'time' | 'involvedObject'>): Promise<void> => {
-    const dropped = await store.enqueue({ ...item, involvedObject: { kind: 'Declaration', name: node }, time: new Date().toISOString() });
+    const dropped = await store.enqueue({
+      ...item,
+      involvedObject: { kind: 'Declaration', name: node },
+      time: new Date().toISOString(),
+    });
     if (dropped > 0) logger.error('Dropped oldest unreported events', { node, dropped });
   };
 
@@ -52,7 +57,10 @@ export function createRunEffects(opts: RunEffectsOptions): RunEffects {
     const { results, steps } = o.result;
     const generation = o.decl.spec.generation;
     const declared = results.filter((r) => r.action !== 'remove');
-    const bad = [...declared.filter((r) => r.state !== 'Applied'), ...results.filter((r) => r.action === 'remove' && r.state === 'Failed')];
+    const bad = [
+      ...declared.filter((r) => r.state !== 'Applied'),
+      ...results.filter((r) => r.action === 'remove' && r.state === 'Failed'),
+    ];
     const outcome = bad.length > 0 ? 'failure' : 'success';
     metrics.reconciled(outcome, o.durationMs / 1000);
     metrics.setOwned(o.result.owned);
@@ -63,8 +71,18 @@ export function createRunEffects(opts: RunEffectsOptions): RunEffects {
     if (declared.every((r) => r.state === 'Applied') && applied !== generation) {
       applied = generation;
       await store.updateConnection({ appliedGeneration: generation });
-      logger.info('Applied Declaration', { node, generation, resources: declared.length, changed: changed.length, durationMs: Math.round(o.durationMs) });
-      await event({ type: 'Normal', reason: 'Applied', message: `applied generation ${generation}: ${declared.length} resources, ${changed.length} changed` });
+      logger.info('Applied Declaration', {
+        node,
+        generation,
+        resources: declared.length,
+        changed: changed.length,
+        durationMs: Math.round(o.durationMs),
+      });
+      await event({
+        type: 'Normal',
+        reason: 'Applied',
+        message: `applied generation ${generation}: ${declared.length} resources, ${changed.length} changed`,
+      });
       queued = true;
     } else if (bad.length === 0 && changed.length > 0) {
       const ids = changed.map((s) => s.id);

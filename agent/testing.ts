@@ -36,26 +36,51 @@ export function spawnAgent(args: string[], timeoutMs = 20_000): Promise<AgentPro
 
 /** Runs `mesh-agent <command> …` through tsx (`join` or `run`) and waits for "Started agent" (or its exit). */
 export async function spawnAgentCommand(args: string[], timeoutMs = 20_000): Promise<AgentProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'agent/main.ts', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'agent/main.ts', ...args], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { out += d; });
-  const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, sig) => resolve(code ?? sig)));
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+  });
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.once('exit', (code, sig) => resolve(code ?? sig)),
+  );
   let done = false;
-  void exited.then(() => { done = true; });
-  const lines = (): Array<Record<string, unknown>> => out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+  void exited.then(() => {
+    done = true;
+  });
+  const lines = (): Array<Record<string, unknown>> =>
+    out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   const kill = async (signal: NodeJS.Signals = 'SIGKILL'): Promise<number | string | null> => {
     if (!done) child.kill(signal);
     return exited;
   };
-  const ready = await waitFor(() => lines().find((l) => l.msg === 'Started agent') ?? (done ? 'exited' : undefined), timeoutMs, 'Started agent')
-    .catch(async (e: unknown) => { await kill(); throw new Error(`${(e as Error).message}\n${out}`); });
+  const ready = await waitFor(
+    () => lines().find((l) => l.msg === 'Started agent') ?? (done ? 'exited' : undefined),
+    timeoutMs,
+    'Started agent',
+  ).catch(async (e: unknown) => {
+    await kill();
+    throw new Error(`${(e as Error).message}\n${out}`);
+  });
   if (ready === 'exited') throw new Error(`mesh-agent ${args[0]} exited before it started:\n${out}`);
   return { pid: child.pid!, metrics: String(ready.metrics ?? ''), output: () => out, lines, exited, kill };
 }
 
 /** Polls `fn` until it returns something other than undefined/false; rejects after `timeoutMs`. */
-export async function waitFor<T>(fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function waitFor<T>(
+  fn: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -65,7 +90,10 @@ export async function waitFor<T>(fn: () => T | undefined | false | Promise<T | u
     } catch (e) {
       last = e;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`,
+      );
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -97,17 +125,34 @@ export function servicePid(stateDir: string, id: string): number | undefined {
 export function killServices(stateDir: string): void {
   for (const rec of serviceRecords(stateDir)) {
     if (isSameProcess(rec.pid, rec.startTime, rec.bootId)) {
-      try { process.kill(rec.pid, 'SIGKILL'); } catch { /* already gone */ }
+      try {
+        process.kill(rec.pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
     }
   }
 }
 
 /** Writes (creates or replaces) the Declaration of `node` as admin: spec.generation = `generation`. */
-export async function putDeclaration(client: Client, node: string, generation: number, resources: DeclaredResource[]): Promise<Declaration> {
-  const obj: Declaration = { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Declaration', metadata: { name: node }, spec: { generation, resources } };
+export async function putDeclaration(
+  client: Client,
+  node: string,
+  generation: number,
+  resources: DeclaredResource[],
+): Promise<Declaration> {
+  const obj: Declaration = {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Declaration',
+    metadata: { name: node },
+    spec: { generation, resources },
+  };
   try {
     const cur = await client.get('declarations', node);
-    return await client.update('declarations', { ...obj, metadata: { name: node, resourceVersion: cur.metadata.resourceVersion } });
+    return await client.update('declarations', {
+      ...obj,
+      metadata: { name: node, resourceVersion: cur.metadata.resourceVersion },
+    });
   } catch (e) {
     if (!(e instanceof ApiError) || e.code !== 404) throw e;
     return client.create('declarations', obj);
@@ -135,11 +180,21 @@ export function metricValue(text: string, sample: string): number | undefined {
 }
 
 /** Runs `mesh-agent run …args` expecting it to exit on its own; resolves with its exit code and output. */
-export async function runAgentUntilExit(args: string[], timeoutMs = 20_000): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'agent/main.ts', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function runAgentUntilExit(
+  args: string[],
+  timeoutMs = 20_000,
+): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'agent/main.ts', ...args], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { output += d; });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { output += d; });
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    output += d;
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    output += d;
+  });
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
   clearTimeout(timer);

@@ -38,19 +38,30 @@ function declaration(): Declaration {
       resources.push({ id: `${owner}/d${d}`, owner, kind: 'Directory', spec: { path: dir, mode: '0755' } });
       for (let f = 0; f < FILES_PER_DIR; f++) {
         const content = `# app ${a}, dir ${d}, file ${f}\n${`key${f}=value-${a}-${d}-${f}\n`.repeat(24)}`;
-        resources.push({ id: `${owner}/d${d}-f${f}`, owner, kind: 'File', dependsOn: [`${owner}/d${d}`], spec: { path: `${dir}/f${f}.conf`, content, mode: '0644' } });
+        resources.push({
+          id: `${owner}/d${d}-f${f}`,
+          owner,
+          kind: 'File',
+          dependsOn: [`${owner}/d${d}`],
+          spec: { path: `${dir}/f${f}.conf`, content, mode: '0644' },
+        });
       }
     }
   }
   return {
-    apiVersion: 'meshctl.dev/v1alpha1', kind: 'Declaration',
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Declaration',
     metadata: { name: 'bench', uid: '00000000-0000-4000-8000-000000000001', generation: 1, resourceVersion: '1' },
     spec: { generation: 1, resources },
   };
 }
 
 /** The engine as the agent assembles it, over the agent's store. */
-interface Parts { store: AgentStore; engine: Engine; close(): Promise<void> }
+interface Parts {
+  store: AgentStore;
+  engine: Engine;
+  close(): Promise<void>;
+}
 
 async function assemble(stateDir: string, root: string): Promise<Parts> {
   const store = await openAgentStore({ stateDir, logger: silentLogger });
@@ -61,17 +72,32 @@ async function assemble(stateDir: string, root: string): Promise<Parts> {
     loadInventory: async () => store.inventory(),
     saveInventory: (_all, change) => store.applyInventoryChange(change),
   });
-  return { store, engine, close: async () => { supervisor.close(); await store.close(); } };
+  return {
+    store,
+    engine,
+    close: async () => {
+      supervisor.close();
+      await store.close();
+    },
+  };
 }
 
 function checkNoop(r: ReconcileResult, n: number): void {
   if (r.steps.length !== n || !r.steps.every((s) => s.action === 'noop') || r.counts.Applied !== n) {
-    throw new Error(`not a no-op reconcile: ${JSON.stringify(r.counts)}, ${r.steps.filter((s) => s.action !== 'noop').length} other steps`);
+    throw new Error(
+      `not a no-op reconcile: ${JSON.stringify(r.counts)}, ${r.steps.filter((s) => s.action !== 'noop').length} other steps`,
+    );
   }
 }
 
 /** What the section reports. */
-interface Figures { created: ReconcileResult; runs: ReconcileResult[]; cold: ReconcileResult[]; owned: number; dir: string }
+interface Figures {
+  created: ReconcileResult;
+  runs: ReconcileResult[];
+  cold: ReconcileResult[];
+  owned: number;
+  dir: string;
+}
 
 async function measure(dir: string): Promise<Figures> {
   const stateDir = join(dir, 'state');
@@ -83,7 +109,8 @@ async function measure(dir: string): Promise<Figures> {
     await parts.store.saveDeclaration(declaration());
     const resources: DeclaredResource[] = declaredResources(parts.store.declaration()!.object);
     const created = await parts.engine.reconcile(resources);
-    if (created.counts.Applied !== resources.length) throw new Error(`initial apply: ${JSON.stringify(created.counts)}`);
+    if (created.counts.Applied !== resources.length)
+      throw new Error(`initial apply: ${JSON.stringify(created.counts)}`);
     const runs: ReconcileResult[] = [];
     for (let i = 0; i < WARMUP + RUNS; i++) {
       const r = await parts.engine.reconcile(resources);
@@ -112,8 +139,8 @@ function render(f: Figures): string {
   return [
     `## 5. Agent: no-op reconcile of ${f.owned.toLocaleString('en-US')} owned resources`,
     '',
-    'The agent\'s engine as agent/agent.ts assembles it (`createEngine` with `createDriverRegistry` and its process supervisor, the',
-    'inventory in the agent\'s durable store `openAgentStore`), in this process, under a temp root',
+    "The agent's engine as agent/agent.ts assembles it (`createEngine` with `createDriverRegistry` and its process supervisor, the",
+    "inventory in the agent's durable store `openAgentStore`), in this process, under a temp root",
     `(\`${dfLine(tmpdir())}\`). A stored Declaration of ${OWNERS} assignments × ${DIRS_PER_OWNER} Directories × (the directory + ${FILES_PER_DIR} Files of`,
     `~0.5 KiB) = ${f.owned.toLocaleString('en-US')} resources, turned into the engine's resources by \`declaredResources\`, was applied once (${(f.created.durationMs / 1000).toFixed(1)} s, one durable`,
     `inventory write per resource); then reconciled ${RUNS} more times after ${WARMUP} warm-up runs, each run checked to be all no-ops with`,

@@ -39,30 +39,68 @@ function moduleObject(): Module {
     resources.push({ id: `d${d}`, kind: 'Directory', spec: { path: `/srv/rss/d${d}`, mode: '0755' } });
     for (let f = 0; f < FILES_PER_DIR; f++) {
       const content = `# dir ${d}, file ${f}\n${`key${f}=value-${d}-${f}\n`.repeat(24)}`;
-      resources.push({ id: `d${d}-f${f}`, kind: 'File', dependsOn: [`d${d}`], spec: { path: `/srv/rss/d${d}/f${f}.conf`, content, mode: '0644' } });
+      resources.push({
+        id: `d${d}-f${f}`,
+        kind: 'File',
+        dependsOn: [`d${d}`],
+        spec: { path: `/srv/rss/d${d}/f${f}.conf`, content, mode: '0644' },
+      });
     }
   }
   for (let s = 0; s < SERVICES; s++) {
-    resources.push({ id: `svc${s}`, kind: 'Service', dependsOn: ['d0'], spec: { driver: 'process', command: foreverCommand(`bench-rss-svc-${s}`), workingDirectory: '/srv/rss/d0', restart: 'always' } });
+    resources.push({
+      id: `svc${s}`,
+      kind: 'Service',
+      dependsOn: ['d0'],
+      spec: {
+        driver: 'process',
+        command: foreverCommand(`bench-rss-svc-${s}`),
+        workingDirectory: '/srv/rss/d0',
+        restart: 'always',
+      },
+    });
   }
-  return { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Module', metadata: { name: 'rss' }, spec: { version: '1.0.0', resources } };
+  return {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Module',
+    metadata: { name: 'rss' },
+    spec: { version: '1.0.0', resources },
+  };
 }
 
 /**
  * Runs the bundle and resolves with the child and its metrics URL once it logged "Started agent": `nodeFlags`
  * undefined runs the file itself, as shipped (its shebang starts node with the agent's V8 flags).
  */
-async function spawnBundledAgent(nodeFlags: string[] | undefined, args: string[]): Promise<{ child: ChildProcess; metrics: string; exited: Promise<unknown> }> {
+async function spawnBundledAgent(
+  nodeFlags: string[] | undefined,
+  args: string[],
+): Promise<{ child: ChildProcess; metrics: string; exited: Promise<unknown> }> {
   const child = nodeFlags
     ? spawn(process.execPath, [...nodeFlags, AGENT, 'run', ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
-    : spawn(AGENT, ['run', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH}` } });
+    : spawn(AGENT, ['run', ...args], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH}` },
+      });
   let out = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+  });
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  const started = (): Record<string, unknown> | undefined => out.split('\n').filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'Started agent');
-  const ready = await waitFor(() => started() ?? (child.exitCode !== null ? 'exited' : undefined), 20_000, 'mesh-agent to start')
-    .catch((e: unknown) => { child.kill('SIGKILL'); throw e; });
+  const started = (): Record<string, unknown> | undefined =>
+    out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === 'Started agent');
+  const ready = await waitFor(
+    () => started() ?? (child.exitCode !== null ? 'exited' : undefined),
+    20_000,
+    'mesh-agent to start',
+  ).catch((e: unknown) => {
+    child.kill('SIGKILL');
+    throw e;
+  });
   if (ready === 'exited') throw new Error(`mesh-agent exited before it started:\n${out}`);
   return { child, metrics: String(ready.metrics), exited };
 }
@@ -70,11 +108,18 @@ async function spawnBundledAgent(nodeFlags: string[] | undefined, args: string[]
 /** Reconciles so far and their total seconds, from the agent's /metrics. */
 async function reconcileCounters(metrics: string): Promise<{ count: number; sum: number }> {
   const text = await (await fetch(`${metrics}/metrics`)).text();
-  return { count: metricValue(text, 'meshagent_reconcile_duration_seconds_count') ?? NaN, sum: metricValue(text, 'meshagent_reconcile_duration_seconds_sum') ?? NaN };
+  return {
+    count: metricValue(text, 'meshagent_reconcile_duration_seconds_count') ?? NaN,
+    sum: metricValue(text, 'meshagent_reconcile_duration_seconds_sum') ?? NaN,
+  };
 }
 
 /** How one agent process was started. */
-export interface Variant { node: string; label: string; nodeFlags?: string[] }
+export interface Variant {
+  node: string;
+  label: string;
+  nodeFlags?: string[];
+}
 
 const VARIANTS: Variant[] = [
   { node: 'rss-shipped', label: '`dist/mesh-agent.js` run as shipped (its shebang: `node --max-semi-space-size=1`)' },
@@ -93,10 +138,14 @@ export interface RssFigures {
 }
 
 async function appliedDeclaration(client: HttpClient, node: string): Promise<Declaration> {
-  return waitFor(async () => {
-    const d = await client.get('declarations', node);
-    return d.spec.resources.length > 0 && d.status?.appliedGeneration === d.spec.generation ? d : undefined;
-  }, 60_000, `${node} to apply its Declaration`);
+  return waitFor(
+    async () => {
+      const d = await client.get('declarations', node);
+      return d.spec.resources.length > 0 && d.status?.appliedGeneration === d.spec.generation ? d : undefined;
+    },
+    60_000,
+    `${node} to apply its Declaration`,
+  );
 }
 
 /** Samples the agent's VmRSS every SAMPLE_MS for STEADY_MS; counts its reconciles meanwhile. */
@@ -113,19 +162,46 @@ async function sampleSteady(pid: number, metrics: string): Promise<Pick<RssFigur
 }
 
 /** Assigns the Module to the variant's node, runs its agent until applied, then samples its memory; stops it. */
-async function measureVariant(cp: ControlPlaneProcess, client: HttpClient, dir: string, v: Variant): Promise<RssFigures> {
+async function measureVariant(
+  cp: ControlPlaneProcess,
+  client: HttpClient,
+  dir: string,
+  v: Variant,
+): Promise<RssFigures> {
   const stateDir = join(dir, v.node, 'state');
   const root = join(dir, v.node, 'root');
   mkdirSync(root, { recursive: true });
-  await client.create('assignments', { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Assignment', metadata: { name: `rss-on-${v.node}` }, spec: { module: 'rss', node: v.node } });
+  await client.create('assignments', {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Assignment',
+    metadata: { name: `rss-on-${v.node}` },
+    spec: { module: 'rss', node: v.node },
+  });
   const t0 = performance.now();
   let agent: Awaited<ReturnType<typeof spawnBundledAgent>> | undefined;
   try {
-    agent = await spawnBundledAgent(v.nodeFlags, ['--state-dir', stateDir, '--name', v.node, '--config', cp.meshconfigPath, '--root', root,
-      '--reconcile-interval', RECONCILE, '--heartbeat-interval', HEARTBEAT, '--metrics-listen', '127.0.0.1:0', '--stop-services-on-exit']);
+    agent = await spawnBundledAgent(v.nodeFlags, [
+      '--state-dir',
+      stateDir,
+      '--name',
+      v.node,
+      '--config',
+      cp.meshconfigPath,
+      '--root',
+      root,
+      '--reconcile-interval',
+      RECONCILE,
+      '--heartbeat-interval',
+      HEARTBEAT,
+      '--metrics-listen',
+      '127.0.0.1:0',
+      '--stop-services-on-exit',
+    ]);
     const decl = await appliedDeclaration(client, v.node);
     const appliedAfterMs = performance.now() - t0;
-    for (let s = 0; s < SERVICES; s++) if (servicePid(stateDir, `rss-on-${v.node}/svc${s}`) === undefined) throw new Error(`${v.node}: service svc${s} is not running`);
+    for (let s = 0; s < SERVICES; s++)
+      if (servicePid(stateDir, `rss-on-${v.node}/svc${s}`) === undefined)
+        throw new Error(`${v.node}: service svc${s} is not running`);
     const afterApply = memoryOf(agent.child.pid!);
     const steady = await sampleSteady(agent.child.pid!, agent.metrics);
     return { variant: v, resources: decl.spec.resources.length, appliedAfterMs, afterApply, ...steady };
@@ -176,7 +252,12 @@ export async function agentRssSection(): Promise<string> {
   try {
     cp = await spawnControlPlane();
     const figures = await measure(cp, dir);
-    return renderAgentRss({ figures, bareNodeMiB: await bareNodeRss(), built, settings: { reconcile: RECONCILE, heartbeat: HEARTBEAT, steadyMs: STEADY_MS, sampleMs: SAMPLE_MS } });
+    return renderAgentRss({
+      figures,
+      bareNodeMiB: await bareNodeRss(),
+      built,
+      settings: { reconcile: RECONCILE, heartbeat: HEARTBEAT, steadyMs: STEADY_MS, sampleMs: SAMPLE_MS },
+    });
   } finally {
     await cp?.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -49,20 +49,33 @@ export interface FanoutResult {
   cpu: { controlPlane: number; agents: number };
   controlPlaneMemory: MemoryFigures;
   agentsMemory: MemoryFigures;
-  settings: { agents: number; rounds: number; warmup: number; pauseMs: number; reconcileMs: number; heartbeatMs: number };
+  settings: {
+    agents: number;
+    rounds: number;
+    warmup: number;
+    pauseMs: number;
+    reconcileMs: number;
+    heartbeatMs: number;
+  };
 }
 
 const nodeName = (i: number): string => `node-${String(i).padStart(2, '0')}`;
 
 function moduleObject(round: number, resourceVersion?: string): Module {
   return {
-    apiVersion: 'meshctl.dev/v1alpha1', kind: 'Module',
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Module',
     metadata: { name: MODULE, ...(resourceVersion ? { resourceVersion } : {}) },
     spec: {
       version: versionOf(round),
       resources: [
         { id: 'dir', kind: 'Directory', spec: { path: '/srv/fanout', mode: '0755' } },
-        { id: 'config', kind: 'File', dependsOn: ['dir'], spec: { path: '/srv/fanout/config.txt', content: contentOf(round), mode: '0644' } },
+        {
+          id: 'config',
+          kind: 'File',
+          dependsOn: ['dir'],
+          spec: { path: '/srv/fanout/config.txt', content: contentOf(round), mode: '0644' },
+        },
       ],
     },
   };
@@ -77,8 +90,15 @@ async function startAgents(cp: ControlPlaneProcess, dir: string): Promise<Agent[
     mkdirSync(stateDir, { recursive: true });
     mkdirSync(root, { recursive: true });
     const agent = createAgent({
-      stateDir, root, nodeName: nodeName(i), connection: cp.config, site: 'bench',
-      reconcileIntervalMs: RECONCILE_MS, heartbeatIntervalMs: HEARTBEAT_MS, metricsListen: false, logger: silentLogger,
+      stateDir,
+      root,
+      nodeName: nodeName(i),
+      connection: cp.config,
+      site: 'bench',
+      reconcileIntervalMs: RECONCILE_MS,
+      heartbeatIntervalMs: HEARTBEAT_MS,
+      metricsListen: false,
+      logger: silentLogger,
     });
     agents.push(agent);
     await agent.start();
@@ -94,7 +114,12 @@ function relative(marks: RoundMarks, t0: number, ack: number): FanoutRound {
 }
 
 /** One round: updates the Module, waits until all nodes applied it and their Assignments say so. */
-async function round(client: HttpClient, tracker: RoundTracker, r: number, stored: KubeObject): Promise<{ stored: KubeObject; round: FanoutRound }> {
+async function round(
+  client: HttpClient,
+  tracker: RoundTracker,
+  r: number,
+  stored: KubeObject,
+): Promise<{ stored: KubeObject; round: FanoutRound }> {
   const all = tracker.expect(r, ROUND_TIMEOUT_MS);
   const t0 = performance.now();
   const next = await client.update('modules', moduleObject(r, rvOf(stored)));
@@ -103,7 +128,12 @@ async function round(client: HttpClient, tracker: RoundTracker, r: number, store
 }
 
 /** Runs the warm-up and measured rounds; CPU is counted from the first measured round to a pause after the last. */
-async function measure(client: HttpClient, tracker: RoundTracker, stored: KubeObject, cp: ControlPlaneProcess): Promise<Pick<FanoutResult, 'rounds' | 'cpu'>> {
+async function measure(
+  client: HttpClient,
+  tracker: RoundTracker,
+  stored: KubeObject,
+  cp: ControlPlaneProcess,
+): Promise<Pick<FanoutResult, 'rounds' | 'cpu'>> {
   const rounds: FanoutRound[] = [];
   let cpBefore = 0;
   let ownBefore = 0;
@@ -115,7 +145,13 @@ async function measure(client: HttpClient, tracker: RoundTracker, stored: KubeOb
     if (r > WARMUP_ROUNDS) rounds.push(out.round);
   }
   await sleep(PAUSE_MS);
-  return { rounds, cpu: { controlPlane: (cpuSecondsOf(cp.pid) - cpBefore) / ROUNDS, agents: (cpuSecondsOf('self') - ownBefore) / ROUNDS } };
+  return {
+    rounds,
+    cpu: {
+      controlPlane: (cpuSecondsOf(cp.pid) - cpBefore) / ROUNDS,
+      agents: (cpuSecondsOf('self') - ownBefore) / ROUNDS,
+    },
+  };
 }
 
 /** Sets up the mesh (Module, 50 Assignments, 50 agents), waits for round 0 everywhere, then measures. */
@@ -130,7 +166,10 @@ async function run(cp: ControlPlaneProcess, dir: string): Promise<FanoutResult> 
     const stored = await client.create('modules', moduleObject(0));
     for (let i = 0; i < AGENTS; i++) {
       await client.create('assignments', {
-        apiVersion: 'meshctl.dev/v1alpha1', kind: 'Assignment', metadata: { name: `${MODULE}-on-${nodeName(i)}` }, spec: { module: MODULE, node: nodeName(i) },
+        apiVersion: 'meshctl.dev/v1alpha1',
+        kind: 'Assignment',
+        metadata: { name: `${MODULE}-on-${nodeName(i)}` },
+        spec: { module: MODULE, node: nodeName(i) },
       });
     }
     agents = await startAgents(cp, dir);
@@ -138,8 +177,19 @@ async function run(cp: ControlPlaneProcess, dir: string): Promise<FanoutResult> 
     const setupMs = performance.now() - t0;
     const measured = await measure(client, tracker, stored, cp);
     return {
-      ...measured, url: cp.url, setupMs, controlPlaneMemory: memoryOf(cp.pid), agentsMemory: memoryOf('self'),
-      settings: { agents: AGENTS, rounds: ROUNDS, warmup: WARMUP_ROUNDS, pauseMs: PAUSE_MS, reconcileMs: RECONCILE_MS, heartbeatMs: HEARTBEAT_MS },
+      ...measured,
+      url: cp.url,
+      setupMs,
+      controlPlaneMemory: memoryOf(cp.pid),
+      agentsMemory: memoryOf('self'),
+      settings: {
+        agents: AGENTS,
+        rounds: ROUNDS,
+        warmup: WARMUP_ROUNDS,
+        pauseMs: PAUSE_MS,
+        reconcileMs: RECONCILE_MS,
+        heartbeatMs: HEARTBEAT_MS,
+      },
     };
   } finally {
     tracker.close();

@@ -27,7 +27,8 @@ interface Contender {
 /** Runs a command once and checks that it did what it should (the timed runs discard output). */
 function checkOnce(c: Contender): void {
   const r = spawnSync(c.argv[0], c.argv.slice(1), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  if (r.status !== 0 || !c.check(r.stdout)) throw new Error(`${c.argv.join(' ')} failed (${r.status}): ${r.stderr || r.stdout}`);
+  if (r.status !== 0 || !c.check(r.stdout))
+    throw new Error(`${c.argv.join(' ')} failed (${r.status}): ${r.stderr || r.stdout}`);
 }
 
 const quote = (a: string): string => `'${a.replace(/'/g, `'\\''`)}'`;
@@ -39,8 +40,10 @@ const quote = (a: string): string => `'${a.replace(/'/g, `'\\''`)}'`;
  */
 function alternate(contenders: Contender[]): number[][] {
   contenders.forEach(checkOnce);
-  const body = contenders.map((c, i) =>
-    `s=$EPOCHREALTIME; ${c.argv.map(quote).join(' ')} >/dev/null 2>&1 || exit 3; e=$EPOCHREALTIME; echo "$r ${i} $s $e"`);
+  const body = contenders.map(
+    (c, i) =>
+      `s=$EPOCHREALTIME; ${c.argv.map(quote).join(' ')} >/dev/null 2>&1 || exit 3; e=$EPOCHREALTIME; echo "$r ${i} $s $e"`,
+  );
   const script = `for r in $(seq 1 ${WARMUP + RUNS}); do\n${body.join('\n')}\ndone\n`;
   const out = spawnSync('bash', ['-c', script], { encoding: 'utf8' });
   if (out.status !== 0) throw new Error(`timing loop failed (${out.status}): ${out.stderr}`);
@@ -56,7 +59,8 @@ function alternate(contenders: Contender[]): number[][] {
 function build(): string {
   const r = spawnSync(process.execPath, ['hack/build.mjs'], { cwd: REPO_ROOT, encoding: 'utf8' });
   if (r.status === 0) return 'built just before the run with `node hack/build.mjs`';
-  if (existsSync(MESHCTL)) return `**the build failed** (${r.stderr.trim().split('\n')[0]}), so the dist/meshctl.js already there was measured`;
+  if (existsSync(MESHCTL))
+    return `**the build failed** (${r.stderr.trim().split('\n')[0]}), so the dist/meshctl.js already there was measured`;
   throw new Error(`node hack/build.mjs failed: ${r.stderr}`);
 }
 
@@ -69,10 +73,26 @@ export async function cliStartupSection(): Promise<string> {
     for (let i = 0; i < NODES; i++) await client.create('nodes', makeNodeObject(i));
     const names = Array.from({ length: NODES }, (_, i) => makeNodeObject(i).metadata.name!);
     const contenders: Contender[] = [
-      { label: '`meshctl get nodes`', argv: [process.execPath, MESHCTL, '--config', cp.meshconfigPath, 'get', 'nodes'], check: (o) => names.every((n) => o.includes(n)) },
-      { label: '`kubectl version --client`', argv: ['kubectl', 'version', '--client'], check: (o) => o.includes('Client Version') },
-      { label: '`node -e 0` (for reference: bare Node start-up)', argv: [process.execPath, '-e', '0'], check: () => true },
-      { label: '`meshctl --help` (for reference: start-up and bundle load, no network)', argv: [process.execPath, MESHCTL, '--help'], check: (o) => o.includes('Usage') },
+      {
+        label: '`meshctl get nodes`',
+        argv: [process.execPath, MESHCTL, '--config', cp.meshconfigPath, 'get', 'nodes'],
+        check: (o) => names.every((n) => o.includes(n)),
+      },
+      {
+        label: '`kubectl version --client`',
+        argv: ['kubectl', 'version', '--client'],
+        check: (o) => o.includes('Client Version'),
+      },
+      {
+        label: '`node -e 0` (for reference: bare Node start-up)',
+        argv: [process.execPath, '-e', '0'],
+        check: () => true,
+      },
+      {
+        label: '`meshctl --help` (for reference: start-up and bundle load, no network)',
+        argv: [process.execPath, MESHCTL, '--help'],
+        check: (o) => o.includes('Usage'),
+      },
     ];
     const samples = alternate(contenders).map((s) => summarize(s));
     return render(contenders, samples, built, cp.url);
@@ -98,14 +118,18 @@ function render(contenders: Contender[], s: LatencySummary[], built: string, url
     '',
     `\`node dist/meshctl.js --config <admin.meshconfig> get nodes\` (the esbuild bundle, ${built}) against the real`,
     `\`mesh-control-plane\` (spawnControlPlane, **HTTPS** with its own CA at \`${url}\`) holding ${NODES} Nodes: a full`,
-    'start, TLS connection, list and table print. Versus `kubectl version --client` (no network at all) — ' + `\`${kubectlVersion()}\`,`,
+    'start, TLS connection, list and table print. Versus `kubectl version --client` (no network at all) — ' +
+      `\`${kubectlVersion()}\`,`,
     `\`${spawnSync('sh', ['-c', 'readlink -f "$(command -v kubectl)"'], { encoding: 'utf8' }).stdout.trim()}\`. Each command ran ${RUNS} times, alternating,`,
     `after ${WARMUP} warm-up rounds (output to /dev/null; each output was checked once before), wall time read from one bash loop's`,
     `\`$EPOCHREALTIME\` around each command${hasHyperfine() ? '' : ' (hyperfine is not installed)'}.`,
     '',
     '| command | mean ms | p50 ms | p99 ms | min … max ms |',
     '|---|---|---|---|---|',
-    ...contenders.map((c, i) => `| ${c.label} | **${ms(s[i].mean)}** | ${ms(s[i].p50)} | ${ms(s[i].p99)} | ${ms(s[i].min)} … ${ms(s[i].max)} |`),
+    ...contenders.map(
+      (c, i) =>
+        `| ${c.label} | **${ms(s[i].mean)}** | ${ms(s[i].p50)} | ${ms(s[i].p99)} | ${ms(s[i].min)} … ${ms(s[i].max)} |`,
+    ),
     '',
     `Ratio meshctl / kubectl: **${ratio.toFixed(2)}×** (mean), ${ratioP50.toFixed(2)}× (p50). Target (issue 2): ≤ 2× — ${verdict(ratio <= 2)}.`,
   ].join('\n');

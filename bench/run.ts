@@ -11,10 +11,19 @@ import { runTsChild } from './lib/child.ts';
 import { cpuSnapshot, machineLines, otherCpu } from './lib/machine.ts';
 
 const BENCH_DIR = import.meta.dirname;
-const SECTIONS = ['store-updates.ts', 'watch-fanout.ts', 'cli-startup.ts', 'agents-fanout.ts', 'agent-reconcile.ts', 'agent-rss.ts'];
+const SECTIONS = [
+  'store-updates.ts',
+  'watch-fanout.ts',
+  'cli-startup.ts',
+  'agents-fanout.ts',
+  'agent-reconcile.ts',
+  'agent-rss.ts',
+];
 
 function load(): string {
-  return loadavg().map((l) => l.toFixed(2)).join(' / ');
+  return loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' / ');
 }
 
 /** Runs one benchmark file; a crash becomes a FAIL section rather than losing the others' figures. */
@@ -33,7 +42,10 @@ async function section(file: string): Promise<{ text: string; ok: boolean }> {
 function verdicts(sections: string[]): string[] {
   return sections.flatMap((s) => {
     const n = /^## (\d+)\./.exec(s)?.[1] ?? '?';
-    return s.split('\n').filter((l) => /\*\*(PASS|FAIL)\*\*/.test(l)).map((l) => `- §${n} ${l.replace(/^- /, '')}`);
+    return s
+      .split('\n')
+      .filter((l) => /\*\*(PASS|FAIL)\*\*/.test(l))
+      .map((l) => `- §${n} ${l.replace(/^- /, '')}`);
   });
 }
 

@@ -59,7 +59,12 @@ export async function storeUpdatesSection(): Promise<string> {
     for (const name of Object.keys(CONTENDERS) as ContenderName[]) {
       process.stderr.write(`store-updates: ${name}...\n`);
       try {
-        const out = await runTsChild(join(import.meta.dirname, 'store-updates.ts'), ['--contender', name, '--dir', parent]);
+        const out = await runTsChild(join(import.meta.dirname, 'store-updates.ts'), [
+          '--contender',
+          name,
+          '--dir',
+          parent,
+        ]);
         results.push(JSON.parse(out.trim().split('\n').pop()!) as ChildResult);
       } catch (e) {
         results.push({ name, error: (e as Error).message });
@@ -115,14 +120,21 @@ function targets(results: (ChildResult | { name: ContenderName; error: string })
     `- p99 ≤ 10 ms: ${ms(ours.latency.p99)} ms — ${verdict(ours.latency.p99 <= 10)}`,
     `- no event-loop stall > 50 ms: max ${ms(ours.maxStallMs)} ms — ${verdict(ours.maxStallMs <= 50)}`,
   ];
-  if (batched) lines.push(`- (informative, not a target) vs SQLite FULL with hand-made group commit: ${rate(ours.perSecond)} vs ${rate(batched.perSecond)} updates/s`);
+  if (batched)
+    lines.push(
+      `- (informative, not a target) vs SQLite FULL with hand-made group commit: ${rate(ours.perSecond)} vs ${rate(batched.perSecond)} updates/s`,
+    );
   return lines;
 }
 
 function seedLines(results: (ChildResult | { name: ContenderName; error: string })[]): string[] {
   const done = results.filter((r): r is ChildResult => 'seedMs' in r);
   const stats = done.filter((r) => r.stats).map((r) => `- ${CONTENDERS[r.name].label}: ${r.stats}.`);
-  return ['', ...(stats.length ? ['Store counters:', '', ...stats, ''] : []), `Seeding ${OBJECTS.toLocaleString('en-US')} objects (not measured above): ${done.map((r) => `${CONTENDERS[r.name].label} ${(r.seedMs / 1000).toFixed(1)} s`).join('; ')}.`];
+  return [
+    '',
+    ...(stats.length ? ['Store counters:', '', ...stats, ''] : []),
+    `Seeding ${OBJECTS.toLocaleString('en-US')} objects (not measured above): ${done.map((r) => `${CONTENDERS[r.name].label} ${(r.seedMs / 1000).toFixed(1)} s`).join('; ')}.`,
+  ];
 }
 
 if (isMain(import.meta.url)) {

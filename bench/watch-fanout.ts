@@ -23,7 +23,13 @@ const BASE = '/apis/meshctl.dev/v1alpha1/nodes';
 const ROUND_LABEL = 'bench.meshctl.dev/round';
 
 /** One change's timings (ms): from just before sending the patch, and from its acknowledgement. */
-interface Round { first: number; last: number; lastAfterAck: number; ack: number; parse: number }
+interface Round {
+  first: number;
+  last: number;
+  lastAfterAck: number;
+  ack: number;
+  parse: number;
+}
 
 /** Tracks which round every watcher has seen. */
 class Fanout {
@@ -56,8 +62,14 @@ class Fanout {
     this.seen = 0;
     this.busy = 0;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`round ${round}: only ${this.seen}/${WATCHERS} watchers got the event in 10 s`)), 10_000);
-      this.#done = () => { clearTimeout(timer); resolve(); };
+      const timer = setTimeout(
+        () => reject(new Error(`round ${round}: only ${this.seen}/${WATCHERS} watchers got the event in 10 s`)),
+        10_000,
+      );
+      this.#done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
     });
   }
 }
@@ -67,7 +79,8 @@ async function openWatchers(config: ClientConfig, rv: string, fanout: Fanout): P
   const streams: LineStream[] = [];
   for (let i = 0; i < WATCHERS; i += 100) {
     const batch = Array.from({ length: Math.min(100, WATCHERS - i) }, () =>
-      openNdjson(config, agent, `${BASE}?watch=1&resourceVersion=${rv}`, (line) => fanout.onLine(line)));
+      openNdjson(config, agent, `${BASE}?watch=1&resourceVersion=${rv}`, (line) => fanout.onLine(line)),
+    );
     streams.push(...(await Promise.all(batch)));
   }
   return streams;
@@ -87,11 +100,25 @@ async function measure(config: ClientConfig): Promise<Round[]> {
       const all = fanout.expect(r);
       const t0 = performance.now();
       const patch = { metadata: { labels: { [ROUND_LABEL]: String(r) } } };
-      const res = await requestJson(config, agent, 'PATCH', `${BASE}/fanout-00000`, patch, 'application/merge-patch+json');
+      const res = await requestJson(
+        config,
+        agent,
+        'PATCH',
+        `${BASE}/fanout-00000`,
+        patch,
+        'application/merge-patch+json',
+      );
       const tAck = performance.now();
       if (res.status !== 200) throw new Error(`patch: HTTP ${res.status} ${JSON.stringify(res.body)}`);
       await all;
-      if (r >= WARMUP_ROUNDS) rounds.push({ first: fanout.firstAt - t0, last: fanout.lastAt - t0, lastAfterAck: fanout.lastAt - tAck, ack: tAck - t0, parse: fanout.busy });
+      if (r >= WARMUP_ROUNDS)
+        rounds.push({
+          first: fanout.firstAt - t0,
+          last: fanout.lastAt - t0,
+          lastAfterAck: fanout.lastAt - tAck,
+          ack: tAck - t0,
+          parse: fanout.busy,
+        });
     }
   } finally {
     for (const s of streams) s.close();
@@ -125,7 +152,7 @@ function render(rounds: Round[], url: string): string {
     `The real \`mesh-control-plane\` (\`spawnControlPlane({ insecure: true })\` from test/harness.ts: its own process, run through tsx,`,
     `with its real store in a temp dir) serving **plain HTTP** on loopback (\`${url}\`, \`--insecure-http\`, so no TLS cost on either side).`,
     `This process opens ${WATCHERS.toLocaleString('en-US')} concurrent \`GET ${BASE}?watch=1\` connections (node:http, one socket each,`,
-    'parsing the NDJSON stream line by line), then makes one change at a time — a JSON merge patch of one Node\'s label,',
+    "parsing the NDJSON stream line by line), then makes one change at a time — a JSON merge patch of one Node's label,",
     `${ROUNDS} times after ${WARMUP_ROUNDS} warm-up changes — and records when the last watcher parsed the MODIFIED event.`,
     `The watchers and the writer share this process's event loop (the server has its own). Open-file limit: ${limit}.`,
     '',

@@ -20,16 +20,31 @@ after(async () => {
   await server.stop();
 });
 
-const manifest = (name: string, site: string, extra: Partial<KubeObject> = {}): KubeObject =>
-  ({ apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name }, spec: { site }, ...extra });
+const manifest = (name: string, site: string, extra: Partial<KubeObject> = {}): KubeObject => ({
+  apiVersion: 'meshctl.dev/v1alpha1',
+  kind: 'Node',
+  metadata: { name },
+  spec: { site },
+  ...extra,
+});
 
 test('the desired object drops status and server-set metadata; the annotation is canonical JSON of the rest', () => {
   const a = desiredObject(manifest('x', 'home', { status: { reachable: true } }));
-  const b = desiredObject({ spec: { site: 'home' }, kind: 'Node', metadata: { uid: 'u', resourceVersion: '7', name: 'x' }, apiVersion: 'meshctl.dev/v1alpha1' });
+  const b = desiredObject({
+    spec: { site: 'home' },
+    kind: 'Node',
+    metadata: { uid: 'u', resourceVersion: '7', name: 'x' },
+    apiVersion: 'meshctl.dev/v1alpha1',
+  });
   assert.equal(a.status, undefined);
   assert.equal(b.metadata.uid, undefined);
   assert.equal(a.metadata.annotations?.[LAST_APPLIED], b.metadata.annotations?.[LAST_APPLIED]);
-  assert.deepEqual(lastApplied(a), { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name: 'x' }, spec: { site: 'home' } });
+  assert.deepEqual(lastApplied(a), {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Node',
+    metadata: { name: 'x' },
+    spec: { site: 'home' },
+  });
 });
 
 test('a Conflict from a concurrent write is retried against the new live object', async () => {

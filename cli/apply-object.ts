@@ -25,7 +25,15 @@ export interface ApplyResult {
   live?: KubeObject;
 }
 
-const SERVER_FIELDS = ['resourceVersion', 'uid', 'creationTimestamp', 'deletionTimestamp', 'generation', 'managedFields', 'selfLink'];
+const SERVER_FIELDS = [
+  'resourceVersion',
+  'uid',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'generation',
+  'managedFields',
+  'selfLink',
+];
 const CONFLICT_RETRIES = 5;
 
 /**
@@ -49,7 +57,11 @@ export function desiredObject(manifest: KubeObject): KubeObject {
 function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
   if (!isObject(v)) return v;
-  return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])]));
+  return Object.fromEntries(
+    Object.keys(v)
+      .sort()
+      .map((k) => [k, sortKeys(v[k])]),
+  );
 }
 
 /** The manifest recorded by the last apply, or undefined (created otherwise, or unreadable). */
@@ -80,7 +92,12 @@ export async function getIfExists(client: Client, plural: string, name: string):
 }
 
 /** Applies one manifest object; rejects with the server's ApiError (Invalid, Forbidden, …). */
-export async function applyObject(client: Client, kind: KindInfo, manifest: KubeObject, opts: { dryRun?: boolean } = {}): Promise<ApplyResult> {
+export async function applyObject(
+  client: Client,
+  kind: KindInfo,
+  manifest: KubeObject,
+  opts: { dryRun?: boolean } = {},
+): Promise<ApplyResult> {
   const desired = desiredObject(manifest);
   const name = desired.metadata.name as string;
   let lastError: unknown;

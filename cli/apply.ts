@@ -13,8 +13,13 @@ import { kindOfObject } from './resources.ts';
 /** The `apply` command. */
 export const command: Command = {
   usage: 'apply -f FILE|DIR|- [-R] [--dry-run=server]',
-  description: 'Create or update resources from manifests (multi-document YAML, JSON, JSON arrays, Lists). Fields removed from a manifest since the last apply are removed from the object.',
-  examples: ['meshctl apply -f manifests/samples/', 'meshctl apply -f node.yaml --dry-run=server', 'cat node.yaml | meshctl apply -f -'],
+  description:
+    'Create or update resources from manifests (multi-document YAML, JSON, JSON arrays, Lists). Fields removed from a manifest since the last apply are removed from the object.',
+  examples: [
+    'meshctl apply -f manifests/samples/',
+    'meshctl apply -f node.yaml --dry-run=server',
+    'cat node.yaml | meshctl apply -f -',
+  ],
   flags: [FLAGS.filename, FLAGS.recursive, FLAGS.dryRun],
   run,
 };
@@ -49,5 +54,6 @@ export function docContext(verb: string, doc: ManifestDoc): string {
 
 /** Prints the manifest problems (unparsable files, documents without kind or name). */
 export function reportProblems(ctx: CommandContext, problems: ManifestProblem[]): void {
-  for (const p of problems) ctx.err(`error: ${p.index === undefined ? '' : `"${p.source}" (document ${p.index}): `}${p.message}\n`);
+  for (const p of problems)
+    ctx.err(`error: ${p.index === undefined ? '' : `"${p.source}" (document ${p.index}): `}${p.message}\n`);
 }

@@ -32,18 +32,58 @@ export interface Command {
 
 /** Flags every command accepts. */
 export const GLOBAL_FLAGS: FlagSpec[] = [
-  { name: 'config', type: 'string', arg: 'FILE', help: 'the meshconfig to use (default: $MESHCONFIG, ./.meshctl/…/admin.meshconfig, ~/.meshctl/config)' },
+  {
+    name: 'config',
+    type: 'string',
+    arg: 'FILE',
+    help: 'the meshconfig to use (default: $MESHCONFIG, ./.meshctl/…/admin.meshconfig, ~/.meshctl/config)',
+  },
   { name: 'help', short: 'h', type: 'boolean', help: 'help for this command' },
 ];
 
 /** Common flags, shared by the commands that take them. */
 export const FLAGS = {
-  output: (values: string[]): FlagSpec => ({ name: 'output', short: 'o', type: 'string', arg: 'FORMAT', values, help: `output format: ${values.join('|')}` }),
-  selector: { name: 'selector', short: 'l', type: 'string', arg: 'SELECTOR', help: 'label selector, e.g. -l site=home,role!=edge' } as FlagSpec,
-  fieldSelector: { name: 'field-selector', type: 'string', arg: 'SELECTOR', help: 'field selector, e.g. --field-selector spec.node=a' } as FlagSpec,
-  filename: { name: 'filename', short: 'f', type: 'strings', arg: 'FILE|DIR|-', help: 'manifest file, directory or - for stdin (repeatable)' } as FlagSpec,
-  recursive: { name: 'recursive', short: 'R', type: 'boolean', help: 'process directories given with -f recursively' } as FlagSpec,
-  dryRun: { name: 'dry-run', type: 'string', arg: 'none|server', values: ['none', 'server'], help: 'server: the server validates and computes the result without persisting it' } as FlagSpec,
+  output: (values: string[]): FlagSpec => ({
+    name: 'output',
+    short: 'o',
+    type: 'string',
+    arg: 'FORMAT',
+    values,
+    help: `output format: ${values.join('|')}`,
+  }),
+  selector: {
+    name: 'selector',
+    short: 'l',
+    type: 'string',
+    arg: 'SELECTOR',
+    help: 'label selector, e.g. -l site=home,role!=edge',
+  } as FlagSpec,
+  fieldSelector: {
+    name: 'field-selector',
+    type: 'string',
+    arg: 'SELECTOR',
+    help: 'field selector, e.g. --field-selector spec.node=a',
+  } as FlagSpec,
+  filename: {
+    name: 'filename',
+    short: 'f',
+    type: 'strings',
+    arg: 'FILE|DIR|-',
+    help: 'manifest file, directory or - for stdin (repeatable)',
+  } as FlagSpec,
+  recursive: {
+    name: 'recursive',
+    short: 'R',
+    type: 'boolean',
+    help: 'process directories given with -f recursively',
+  } as FlagSpec,
+  dryRun: {
+    name: 'dry-run',
+    type: 'string',
+    arg: 'none|server',
+    values: ['none', 'server'],
+    help: 'server: the server validates and computes the result without persisting it',
+  } as FlagSpec,
 };
 
 /** Renders a command's `-h` text. */

@@ -31,6 +31,12 @@ test('lookup order: --config, $MESHCONFIG, ./.meshctl/admin.meshconfig, ./.meshc
 test('a missing or unreadable meshconfig is a CliError that says how to get one', () => {
   const empty = join(dir, 'empty');
   mkdirSync(empty);
-  assert.throws(() => loadConfig({ env: {}, cwd: empty, home: empty }), (e) => e instanceof CliError && /no meshconfig found: pass --config FILE or set MESHCONFIG/.test(e.message));
-  assert.throws(() => loadConfig({ flag: join(dir, 'missing') }), (e) => e instanceof CliError && /cannot read meshconfig .*missing: no such file/.test(e.message));
+  assert.throws(
+    () => loadConfig({ env: {}, cwd: empty, home: empty }),
+    (e) => e instanceof CliError && /no meshconfig found: pass --config FILE or set MESHCONFIG/.test(e.message),
+  );
+  assert.throws(
+    () => loadConfig({ flag: join(dir, 'missing') }),
+    (e) => e instanceof CliError && /cannot read meshconfig .*missing: no such file/.test(e.message),
+  );
 });

@@ -19,10 +19,18 @@ interface Victim {
 /** The `delete` command. */
 export const command: Command = {
   usage: 'delete <resource> <name...> | delete <resource>/<name>... | delete -f FILE|DIR [flags]',
-  description: 'Delete resources by name, by label selector, all of a kind, or those listed in manifests. Objects with finalizers are marked for deletion and go once their finalizers are done.',
-  examples: ['meshctl delete node node-a', 'meshctl delete -f manifests/samples/route.yaml', 'meshctl delete assignments -l app=web'],
+  description:
+    'Delete resources by name, by label selector, all of a kind, or those listed in manifests. Objects with finalizers are marked for deletion and go once their finalizers are done.',
+  examples: [
+    'meshctl delete node node-a',
+    'meshctl delete -f manifests/samples/route.yaml',
+    'meshctl delete assignments -l app=web',
+  ],
   flags: [
-    FLAGS.filename, FLAGS.recursive, FLAGS.selector, FLAGS.dryRun,
+    FLAGS.filename,
+    FLAGS.recursive,
+    FLAGS.selector,
+    FLAGS.dryRun,
     { name: 'all', type: 'boolean', help: 'delete every object of the resource type' },
     { name: 'ignore-not-found', type: 'boolean', help: 'treat "not found" as a successful delete' },
   ],
@@ -55,14 +63,21 @@ async function victimsOf(ctx: CommandContext): Promise<{ victims: Victim[]; fail
     if (args.positionals.length) throw new UsageError('cannot combine -f with resource arguments');
     const { docs, problems } = await loadManifests(files, { recursive: args.bool('recursive') });
     reportProblems(ctx, problems);
-    return { victims: docs.map((d) => ({ kind: kindOfObject(d.object), name: d.object.metadata.name as string })), failed: problems.length > 0 };
+    return {
+      victims: docs.map((d) => ({ kind: kindOfObject(d.object), name: d.object.metadata.name as string })),
+      failed: problems.length > 0,
+    };
   }
   const victims: Victim[] = [];
   const bySelection = args.bool('all') || args.str('selector') !== undefined;
   for (const { kind, names } of parseTargets(args.positionals)) {
     if (names.length && bySelection) throw new UsageError('names cannot be combined with -l or --all');
     if (!names.length && !bySelection) throw new UsageError('resource(s) were provided, but no name was specified');
-    const listed = names.length ? names : (await ctx.client().list(kind.plural, { labelSelector: args.str('selector') })).items.map((o) => o.metadata.name as string);
+    const listed = names.length
+      ? names
+      : (await ctx.client().list(kind.plural, { labelSelector: args.str('selector') })).items.map(
+          (o) => o.metadata.name as string,
+        );
     victims.push(...listed.map((name) => ({ kind, name })));
   }
   if (!victims.length) ctx.err('No resources found\n');

@@ -15,7 +15,8 @@ import { parseTargets } from './resources.ts';
 /** The `describe` command. */
 export const command: Command = {
   usage: 'describe <resource> [name...] | describe <resource>/<name>... [flags]',
-  description: 'Show details of objects: metadata, spec, status, conditions and recent events. Without a name, describes every object of the kind (or those matching -l).',
+  description:
+    'Show details of objects: metadata, spec, status, conditions and recent events. Without a name, describes every object of the kind (or those matching -l).',
   examples: ['meshctl describe node node-a', 'meshctl describe certificates -l app=web'],
   flags: [FLAGS.selector],
   run,
@@ -47,7 +48,12 @@ async function run(ctx: CommandContext): Promise<number> {
 }
 
 /** The whole describe text of one object, ending with a newline. */
-export async function describeObject(client: Client, kind: KindInfo, obj: KubeObject, now = Date.now()): Promise<string> {
+export async function describeObject(
+  client: Client,
+  kind: KindInfo,
+  obj: KubeObject,
+  now = Date.now(),
+): Promise<string> {
   const meta = obj.metadata ?? {};
   const annotations = Object.fromEntries(Object.entries(meta.annotations ?? {}).filter(([k]) => k !== LAST_APPLIED));
   const rest = Object.fromEntries(Object.entries(obj).filter(([k]) => !['apiVersion', 'kind', 'metadata'].includes(k)));

@@ -22,7 +22,8 @@ const EXIT_ERROR = 2;
 /** The `diff` command. */
 export const command: Command = {
   usage: 'diff -f FILE|DIR|- [-R]',
-  description: 'Show the differences between the live objects and what `apply -f` would make of them. Exit code 0: no differences; 1: differences; 2: an error.',
+  description:
+    'Show the differences between the live objects and what `apply -f` would make of them. Exit code 0: no differences; 1: differences; 2: an error.',
   examples: ['meshctl diff -f manifests/samples/', 'meshctl diff -f node.yaml && echo up to date'],
   flags: [FLAGS.filename, FLAGS.recursive],
   run: async (ctx) => {
@@ -85,7 +86,8 @@ export function withoutNoise(obj: KubeObject): KubeObject {
   const copy = structuredClone(obj);
   delete copy.status;
   const meta = copy.metadata as Record<string, unknown>;
-  for (const f of ['resourceVersion', 'uid', 'managedFields', 'creationTimestamp', 'generation', 'selfLink']) delete meta[f];
+  for (const f of ['resourceVersion', 'uid', 'managedFields', 'creationTimestamp', 'generation', 'selfLink'])
+    delete meta[f];
   if (copy.metadata.annotations) {
     delete copy.metadata.annotations[LAST_APPLIED];
     if (!Object.keys(copy.metadata.annotations).length) delete copy.metadata.annotations;

@@ -45,7 +45,7 @@ export function formatError(e: unknown, context = ''): string {
   if (isNamed(e, 'ApiError')) {
     const api = e as ApiError;
     if (api.details?.causes?.[0]?.reason === 'Unreachable') return `error: ${ctx}${api.message}`;
-    const causes = api.reason === 'Invalid' ? api.details?.causes ?? [] : [];
+    const causes = api.reason === 'Invalid' ? (api.details?.causes ?? []) : [];
     if (causes.length) {
       const head = shortenGroup(api.message.replace(/ is invalid:.*$/s, ' is invalid:'));
       return `Error from server (Invalid): ${ctx}${head}\n${causes.map((c) => `  * ${c.field ? `${c.field}: ` : ''}${c.message}`).join('\n')}`;

@@ -18,7 +18,11 @@ class WatchPrinter {
   private widths: number[] = [];
   private headerDone: boolean;
 
-  constructor(private readonly ctx: CommandContext, private readonly target: Target, private readonly table: TableOptions) {
+  constructor(
+    private readonly ctx: CommandContext,
+    private readonly target: Target,
+    private readonly table: TableOptions,
+  ) {
     this.headerDone = ctx.args.bool('no-headers');
   }
 
@@ -42,11 +46,18 @@ class WatchPrinter {
 /** Runs `get -w` for one kind (and optionally one name). */
 export async function watchTarget(ctx: CommandContext, target: Target): Promise<number> {
   const opts = listOptions(ctx.args);
-  if (target.names[0]) opts.fieldSelector = [opts.fieldSelector, `metadata.name=${target.names[0]}`].filter(Boolean).join(',');
-  const printer = new WatchPrinter(ctx, target, { wide: ctx.args.str('output') === 'wide', showLabels: ctx.args.bool('show-labels') });
+  if (target.names[0])
+    opts.fieldSelector = [opts.fieldSelector, `metadata.name=${target.names[0]}`].filter(Boolean).join(',');
+  const printer = new WatchPrinter(ctx, target, {
+    wide: ctx.args.str('output') === 'wide',
+    showLabels: ctx.args.bool('show-labels'),
+  });
   let listed = false;
   const watch = startListWatch({
-    client: ctx.client(), plural: target.kind.plural, ...opts, watchOnly: ctx.args.bool('watch-only'),
+    client: ctx.client(),
+    plural: target.kind.plural,
+    ...opts,
+    watchOnly: ctx.args.bool('watch-only'),
     backoff: { baseMs: 1000, maxMs: 1000 },
     async onList(items) {
       if (items.length) await printer.print(items);

@@ -23,7 +23,8 @@ interface Fetched {
 /** The `get` command. */
 export const command: Command = {
   usage: 'get <resource>[,<resource>...] [name...] | get <resource>/<name>... [flags]',
-  description: 'Display one or many resources. The resource is a kind, plural, singular or short name (see `meshctl api-resources`), or `all`.',
+  description:
+    'Display one or many resources. The resource is a kind, plural, singular or short name (see `meshctl api-resources`), or `all`.',
   examples: [
     'meshctl get nodes',
     'meshctl get node node-a -o yaml',
@@ -46,7 +47,8 @@ async function run(ctx: CommandContext): Promise<number> {
   const { args } = ctx;
   const targets = parseTargets(args.positionals, { allowAll: true });
   if (args.bool('watch') || args.bool('watch-only')) {
-    if (targets.length !== 1 || targets[0].names.length > 1) throw new UsageError('you may only watch a single resource type (and at most one name)');
+    if (targets.length !== 1 || targets[0].names.length > 1)
+      throw new UsageError('you may only watch a single resource type (and at most one name)');
     const { watchTarget } = await import('./get-watch.ts');
     return watchTarget(ctx, targets[0]);
   }
@@ -66,7 +68,8 @@ export function listOptions(args: ParsedArgs): { labelSelector?: string; fieldSe
 async function fetchTarget(ctx: CommandContext, target: Target): Promise<Fetched> {
   const client = ctx.client();
   const { plural } = target.kind;
-  if (!target.names.length) return { target, objects: (await client.list(plural, listOptions(ctx.args))).items, errors: [] };
+  if (!target.names.length)
+    return { target, objects: (await client.list(plural, listOptions(ctx.args))).items, errors: [] };
   const result: Fetched = { target, objects: [], errors: [] };
   for (const name of target.names) {
     try {
@@ -89,9 +92,15 @@ async function print(ctx: CommandContext, fetched: Fetched[], several: boolean):
     ctx.out(await renderObjects(all, output, { single, singular: (o) => kindOfObject(o).singular }));
     return;
   }
-  const tables = fetched.filter((f) => f.objects.length).map((f) => renderTable(f.target.kind, f.objects, {
-    wide: output === 'wide', showLabels: ctx.args.bool('show-labels'), kindPrefix: several,
-  }));
+  const tables = fetched
+    .filter((f) => f.objects.length)
+    .map((f) =>
+      renderTable(f.target.kind, f.objects, {
+        wide: output === 'wide',
+        showLabels: ctx.args.bool('show-labels'),
+        kindPrefix: several,
+      }),
+    );
   if (!tables.length) return noResources(ctx, fetched);
   const strip = ctx.args.bool('no-headers') ? (t: string) => t.slice(t.indexOf('\n') + 1) : (t: string) => t;
   ctx.out(tables.map(strip).join('\n'));

@@ -24,7 +24,9 @@ export function unitFilePath(script: string | undefined = process.argv[1]): stri
   try {
     const shipped = join(dirname(realpathSync(script ?? '')), '..', 'manifests', 'systemd', 'mesh-agent.service');
     if (existsSync(shipped)) return shipped;
-  } catch { /* not a file */ }
+  } catch {
+    /* not a file */
+  }
   return 'manifests/systemd/mesh-agent.service';
 }
 
@@ -32,7 +34,10 @@ export function unitFilePath(script: string | undefined = process.argv[1]): stri
 export function nextSteps(s: InitSummary): string {
   const p = s.plan;
   const unit = unitFilePath();
-  const unitNote = p.agentStateDir === UNIT_STATE_DIR ? '' : `     (the unit runs --state-dir ${UNIT_STATE_DIR}: edit its ExecStart to ${p.agentStateDir})\n`;
+  const unitNote =
+    p.agentStateDir === UNIT_STATE_DIR
+      ? ''
+      : `     (the unit runs --state-dir ${UNIT_STATE_DIR}: edit its ExecStart to ${p.agentStateDir})\n`;
   return [
     `Initialised a new mesh on node "${p.node}": it holds the control plane and the overlay hub, by assignment.`,
     '',
@@ -43,9 +48,9 @@ export function nextSteps(s: InitSummary): string {
     `  certificate names   ${s.certNames.join(', ')}`,
     `  CA pin              ${s.caHash}`,
     '',
-    'The control plane is a module: this node\'s agent runs it. Nothing runs yet. Next:',
+    "The control plane is a module: this node's agent runs it. Nothing runs yet. Next:",
     '',
-    '  1. Start this node\'s agent (it starts the control plane as its supervised service):',
+    "  1. Start this node's agent (it starts the control plane as its supervised service):",
     `       install -m 0644 ${unit} /etc/systemd/system/ && systemctl daemon-reload && systemctl enable --now mesh-agent`,
     unitNote + '     or by hand:',
     `       mesh-agent run --state-dir ${p.agentStateDir}`,

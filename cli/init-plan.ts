@@ -16,7 +16,11 @@ import { API_VERSION } from '../api/meta/types.ts';
 import { parseHostPort, type HostPort } from '../api/meta/host-port.ts';
 import { MESHCTL_VERSION } from '../api/server/http/version.ts';
 import {
-  CONTROL_PLANE_MODULE, OVERLAY_HUB_MODULE, controlPlaneModule, overlayHubModule, roleAssignment,
+  CONTROL_PLANE_MODULE,
+  OVERLAY_HUB_MODULE,
+  controlPlaneModule,
+  overlayHubModule,
+  roleAssignment,
 } from '../api/v1alpha1/builtin-modules.ts';
 import { validateObject } from '../api/v1alpha1/validate.ts';
 import { UsageError } from './errors.ts';
@@ -58,15 +62,22 @@ export function defaultControlPlaneCommand(script: string | undefined = process.
   try {
     const sibling = join(dirname(realpathSync(script ?? '')), 'mesh-control-plane.js');
     if (existsSync(sibling)) return [process.execPath, sibling];
-  } catch { /* not a file: fall through */ }
+  } catch {
+    /* not a file: fall through */
+  }
   return ['mesh-control-plane'];
 }
 
 /** Splits `HOST:PORT` (`[::1]:6443` too); the port must be fixed (1–65535): agents are told it. */
 export function parseListen(listen: string): HostPort {
   let parsed: HostPort | undefined;
-  try { parsed = parseHostPort(listen, { defaultHost: '0.0.0.0' }); } catch { /* reported below */ }
-  if (!parsed || parsed.port < 1) throw new UsageError(`--listen must be HOST:PORT with a port from 1 to 65535 (e.g. 0.0.0.0:6443), not "${listen}"`);
+  try {
+    parsed = parseHostPort(listen, { defaultHost: '0.0.0.0' });
+  } catch {
+    /* reported below */
+  }
+  if (!parsed || parsed.port < 1)
+    throw new UsageError(`--listen must be HOST:PORT with a port from 1 to 65535 (e.g. 0.0.0.0:6443), not "${listen}"`);
   return parsed;
 }
 
@@ -78,15 +89,32 @@ export function planInit(f: InitFlags): InitPlan {
   const listen = f.listen ?? '0.0.0.0:6443';
   const { host, port } = parseListen(listen);
   const node = f.name ?? hostname().toLowerCase();
-  const command = f.controlPlaneCommand !== undefined ? f.controlPlaneCommand.trim().split(/\s+/).filter(Boolean) : defaultControlPlaneCommand();
+  const command =
+    f.controlPlaneCommand !== undefined
+      ? f.controlPlaneCommand.trim().split(/\s+/).filter(Boolean)
+      : defaultControlPlaneCommand();
   if (command.length === 0) throw new UsageError('--control-plane-command must not be empty');
-  const plan: InitPlan = { dataDir, agentStateDir, listen, host, port, node, sans: f.sans, command, objects: [], ...(f.site ? { site: f.site } : {}) };
+  const plan: InitPlan = {
+    dataDir,
+    agentStateDir,
+    listen,
+    host,
+    port,
+    node,
+    sans: f.sans,
+    command,
+    objects: [],
+    ...(f.site ? { site: f.site } : {}),
+  };
   plan.objects = initObjects(plan);
   for (const { obj } of plan.objects) {
     const causes = validateObject(obj);
     if (causes.length) {
-      const flag = obj.kind === 'Node' ? (f.name === undefined ? ' (the host name; pass --name)' : ' (--name / --site)') : '';
-      throw new UsageError(`${obj.kind} "${obj.metadata.name}" would be invalid${flag}: ${causes.map((c) => `${c.field}: ${c.message}`).join('; ')}`);
+      const flag =
+        obj.kind === 'Node' ? (f.name === undefined ? ' (the host name; pass --name)' : ' (--name / --site)') : '';
+      throw new UsageError(
+        `${obj.kind} "${obj.metadata.name}" would be invalid${flag}: ${causes.map((c) => `${c.field}: ${c.message}`).join('; ')}`,
+      );
     }
   }
   return plan;
@@ -94,10 +122,25 @@ export function planInit(f: InitFlags): InitPlan {
 
 /** The objects init creates, in order: Node, the two built-in Modules, their Assignments, then the Mesh. */
 function initObjects(p: InitPlan): { plural: string; obj: KubeObject }[] {
-  const node: KubeObject = { apiVersion: API_VERSION, kind: 'Node', metadata: { name: p.node }, spec: p.site ? { site: p.site } : {} };
-  const cp = controlPlaneModule({ version: MESHCTL_VERSION, command: p.command, dataDir: p.dataDir, listen: p.listen, node: p.node, sans: p.sans });
+  const node: KubeObject = {
+    apiVersion: API_VERSION,
+    kind: 'Node',
+    metadata: { name: p.node },
+    spec: p.site ? { site: p.site } : {},
+  };
+  const cp = controlPlaneModule({
+    version: MESHCTL_VERSION,
+    command: p.command,
+    dataDir: p.dataDir,
+    listen: p.listen,
+    node: p.node,
+    sans: p.sans,
+  });
   const mesh: KubeObject = {
-    apiVersion: API_VERSION, kind: 'Mesh', metadata: { name: 'mesh' }, spec: {},
+    apiVersion: API_VERSION,
+    kind: 'Mesh',
+    metadata: { name: 'mesh' },
+    spec: {},
     status: { controlPlaneNode: p.node, hubNode: p.node },
   };
   const k = (o: unknown): KubeObject => o as KubeObject;

@@ -28,7 +28,9 @@ export async function openControlPlaneStore(dir: string): Promise<FileStore> {
     return await openStore({ dir });
   } catch (e) {
     const msg = (e as Error).message;
-    const hint = /locked/.test(msg) ? ' — is the control plane running? meshctl init runs before it, on a machine that has none yet' : '';
+    const hint = /locked/.test(msg)
+      ? ' — is the control plane running? meshctl init runs before it, on a machine that has none yet'
+      : '';
     throw new CliError(`cannot open the control plane's store: ${msg}${hint}`);
   }
 }

@@ -26,21 +26,42 @@ import { nextSteps } from './init-output.ts';
 /** The `init` command. */
 export const command: Command = {
   usage: 'init [--data-dir DIR] [--listen HOST:PORT] [--name NODE] [--site SITE] [--san NAME]...',
-  description: 'Make this machine the control-plane node of a new mesh: CA, serving certificate, admin credential, ' +
+  description:
+    'Make this machine the control-plane node of a new mesh: CA, serving certificate, admin credential, ' +
     'the Mesh, this Node, and the built-in modules control-plane and overlay-hub assigned to it. ' +
-    'Seeds this node\'s agent, which then runs the control plane. Run it once, before any control plane runs here.',
+    "Seeds this node's agent, which then runs the control plane. Run it once, before any control plane runs here.",
   examples: [
     'sudo meshctl init --san cp.example.org --san 203.0.113.10 --site fra1',
     'meshctl init --data-dir ./.meshctl/control-plane --listen 127.0.0.1:6443   # as a normal user, to try it',
   ],
   flags: [
-    { name: 'data-dir', type: 'string', arg: 'DIR', help: 'the control plane\'s data directory (default /var/lib/meshctl/control-plane as root, else ./.meshctl/control-plane)' },
-    { name: 'agent-state-dir', type: 'string', arg: 'DIR', help: 'this node\'s agent state directory, seeded here (default /var/lib/meshctl/agent as root, else ./.meshctl/agent)' },
+    {
+      name: 'data-dir',
+      type: 'string',
+      arg: 'DIR',
+      help: "the control plane's data directory (default /var/lib/meshctl/control-plane as root, else ./.meshctl/control-plane)",
+    },
+    {
+      name: 'agent-state-dir',
+      type: 'string',
+      arg: 'DIR',
+      help: "this node's agent state directory, seeded here (default /var/lib/meshctl/agent as root, else ./.meshctl/agent)",
+    },
     { name: 'listen', type: 'string', arg: 'HOST:PORT', help: 'where the control plane serves (default 0.0.0.0:6443)' },
-    { name: 'name', type: 'string', arg: 'NODE', help: 'this node\'s name (default: the host name)' },
-    { name: 'site', type: 'string', arg: 'SITE', help: 'this node\'s site (co-location group)' },
-    { name: 'san', type: 'strings', arg: 'NAME', help: 'a DNS name or IP address agents reach the control plane at (repeatable)' },
-    { name: 'control-plane-command', type: 'string', arg: 'CMD', help: 'the program that runs mesh-control-plane, split on spaces (default: the one beside this meshctl, else mesh-control-plane on PATH)' },
+    { name: 'name', type: 'string', arg: 'NODE', help: "this node's name (default: the host name)" },
+    { name: 'site', type: 'string', arg: 'SITE', help: "this node's site (co-location group)" },
+    {
+      name: 'san',
+      type: 'strings',
+      arg: 'NAME',
+      help: 'a DNS name or IP address agents reach the control plane at (repeatable)',
+    },
+    {
+      name: 'control-plane-command',
+      type: 'string',
+      arg: 'CMD',
+      help: 'the program that runs mesh-control-plane, split on spaces (default: the one beside this meshctl, else mesh-control-plane on PATH)',
+    },
   ],
   run,
 };
@@ -49,8 +70,13 @@ async function run(ctx: CommandContext): Promise<number> {
   const a = ctx.args;
   if (a.positionals.length) throw new UsageError(`init takes no arguments, got "${a.positionals.join(' ')}"`);
   const plan = planInit({
-    dataDir: a.str('data-dir'), agentStateDir: a.str('agent-state-dir'), listen: a.str('listen'), name: a.str('name'),
-    site: a.str('site'), sans: a.list('san'), controlPlaneCommand: a.str('control-plane-command'),
+    dataDir: a.str('data-dir'),
+    agentStateDir: a.str('agent-state-dir'),
+    listen: a.str('listen'),
+    name: a.str('name'),
+    site: a.str('site'),
+    sans: a.list('san'),
+    controlPlaneCommand: a.str('control-plane-command'),
   });
   if (!existsSync(controlPlanePaths(plan.dataDir).store)) refuseUsedAgentStateDir(plan.agentStateDir);
   mkdirSync(plan.dataDir, { recursive: true, mode: 0o700 });
@@ -65,16 +91,28 @@ async function run(ctx: CommandContext): Promise<number> {
     const seeded = await seedStore(store, plan);
     const bootstrap = agentBootstrapPath(plan.agentStateDir);
     mkdirSync(plan.agentStateDir, { recursive: true, mode: 0o700 });
-    await writeFileAtomic(bootstrap, renderAgentBootstrap({
-      nodeName: plan.node, ...(plan.site ? { site: plan.site } : {}),
-      connection: { server: url, caData: files.ca.certPem, token: seeded.credential }, declaration: seeded.declaration,
-    }), { mode: 0o600 });
+    await writeFileAtomic(
+      bootstrap,
+      renderAgentBootstrap({
+        nodeName: plan.node,
+        ...(plan.site ? { site: plan.site } : {}),
+        connection: { server: url, caData: files.ca.certPem, token: seeded.credential },
+        declaration: seeded.declaration,
+      }),
+      { mode: 0o600 },
+    );
     await finishInit(store, plan);
     const names = certInfo(files.serving.certPem);
-    ctx.out(nextSteps({
-      plan, url, meshconfig: files.meshconfigPath, bootstrap, caHash: caPin(files.ca.certPem),
-      certNames: [...names.dnsNames, ...names.ipAddresses],
-    }));
+    ctx.out(
+      nextSteps({
+        plan,
+        url,
+        meshconfig: files.meshconfigPath,
+        bootstrap,
+        caHash: caPin(files.ca.certPem),
+        certNames: [...names.dnsNames, ...names.ipAddresses],
+      }),
+    );
     return EXIT_OK;
   } finally {
     await store.close();
@@ -83,17 +121,21 @@ async function run(ctx: CommandContext): Promise<number> {
 
 function alreadyInitialised(plan: InitPlan, mesh: KubeObject): string {
   const status = (mesh.status ?? {}) as { controlPlaneNode?: string };
-  return `${plan.dataDir} is already initialised: its store holds Mesh "mesh" (control-plane node ` +
+  return (
+    `${plan.dataDir} is already initialised: its store holds Mesh "mesh" (control-plane node ` +
     `"${status.controlPlaneNode ?? 'unknown'}", created ${mesh.metadata.creationTimestamp ?? 'at an unknown time'}). Nothing was changed. ` +
-    'To run the control plane, start this node\'s agent (mesh-agent run); to start over, remove the data directory ' +
-    'and the agent state directory — every node that joined the old mesh must then join again.';
+    "To run the control plane, start this node's agent (mesh-agent run); to start over, remove the data directory " +
+    'and the agent state directory — every node that joined the old mesh must then join again.'
+  );
 }
 
 /** An agent state directory whose agent already has a store belongs to a running (or joined) agent. */
 function refuseUsedAgentStateDir(dir: string): void {
   const store = join(dir, 'store');
   if (existsSync(store) && readdirSync(store).length > 0) {
-    throw new CliError(`${dir} already holds an agent's store: an agent runs (or ran) on this machine. ` +
-      'meshctl init seeds a new agent only; pass another --agent-state-dir, or remove that one to start over. Nothing was changed.');
+    throw new CliError(
+      `${dir} already holds an agent's store: an agent runs (or ran) on this machine. ` +
+        'meshctl init seeds a new agent only; pass another --agent-state-dir, or remove that one to start over. Nothing was changed.',
+    );
   }
 }

@@ -47,11 +47,12 @@ function print(ctx: CommandContext, res: IncomingMessage): Promise<void> {
 
 export const command: Command = {
   usage: 'logs NODE [SERVICE] [flags]',
-  description: 'Print the log of a service on a node, as collected by the control plane. SERVICE is the Service resource id\n' +
-    'in the node\'s Declaration (<assignment>/<resource id>); it may be left out when the node has only one service with logs.\n' +
+  description:
+    'Print the log of a service on a node, as collected by the control plane. SERVICE is the Service resource id\n' +
+    "in the node's Declaration (<assignment>/<resource id>); it may be left out when the node has only one service with logs.\n" +
     'Lines a node had to drop (its log buffer was full while the control plane was unreachable) are marked where they were.',
   examples: [
-    'meshctl logs node-a                          # the log of node-a\'s only service',
+    "meshctl logs node-a                          # the log of node-a's only service",
     'meshctl logs node-a greeter-on-node-a/service --tail 20',
     'meshctl logs node-a greeter-on-node-a/service -f   # follow until Ctrl-C',
   ],
@@ -63,7 +64,8 @@ export const command: Command = {
   async run(ctx) {
     const [node, service, ...extra] = ctx.args.positionals;
     if (!node) throw new UsageError('a node name is required: meshctl logs NODE [SERVICE]');
-    if (extra.length) throw new UsageError(`too many arguments: meshctl logs NODE [SERVICE] (got ${ctx.args.positionals.length})`);
+    if (extra.length)
+      throw new UsageError(`too many arguments: meshctl logs NODE [SERVICE] (got ${ctx.args.positionals.length})`);
     const tail = tailLines(ctx);
     const follow = ctx.args.bool('follow');
     const t = new HttpTransport({ config: loadConfig({ flag: ctx.args.str('config') }) });

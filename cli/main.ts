@@ -15,16 +15,25 @@ interface CommandEntry {
 
 /** Every command, in the order `meshctl --help` lists them. */
 const COMMANDS: Record<string, CommandEntry> = {
-  init: { summary: 'Make this machine the control-plane node of a new mesh (run once, before the control plane)', load: () => import('./init.ts') },
+  init: {
+    summary: 'Make this machine the control-plane node of a new mesh (run once, before the control plane)',
+    load: () => import('./init.ts'),
+  },
   get: { summary: 'Display one or many resources', load: () => import('./get.ts') },
-  describe: { summary: 'Show details of a resource, its conditions and recent events', load: () => import('./describe.ts') },
+  describe: {
+    summary: 'Show details of a resource, its conditions and recent events',
+    load: () => import('./describe.ts'),
+  },
   apply: { summary: 'Create or update resources from manifest files', load: () => import('./apply.ts') },
   delete: { summary: 'Delete resources by name or from manifest files', load: () => import('./delete.ts') },
   diff: { summary: 'Show what apply would change', load: () => import('./diff.ts') },
   logs: { summary: 'Print the log of a service on a node (-f to follow)', load: () => import('./logs.ts') },
   'api-resources': { summary: 'List the resource types the API serves', load: () => import('./api-resources.ts') },
   version: { summary: 'Print the client and server versions', load: () => import('./version.ts') },
-  token: { summary: 'Create, list and delete join tokens (lets a machine join the mesh)', load: () => import('./token.ts') },
+  token: {
+    summary: 'Create, list and delete join tokens (lets a machine join the mesh)',
+    load: () => import('./token.ts'),
+  },
 };
 
 /** The top-level `--help` text. */
@@ -80,7 +89,9 @@ function makeContext(command: Command, argv: string[]): { ctx: CommandContext; d
 /** Runs meshctl with the given arguments and resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
   // kubectl users type --kubeconfig: the meshconfig is a kubeconfig, so it is the same flag.
-  argv = argv.map((w) => (w === '--kubeconfig' ? '--config' : w.startsWith('--kubeconfig=') ? `--config=${w.slice(13)}` : w));
+  argv = argv.map((w) =>
+    w === '--kubeconfig' ? '--config' : w.startsWith('--kubeconfig=') ? `--config=${w.slice(13)}` : w,
+  );
   const { name, rest } = splitCommand(argv);
   if (!name || name === 'help') {
     const topic = name === 'help' ? rest.find((w) => !w.startsWith('-')) : undefined;
@@ -110,7 +121,9 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
 
 const argv = process.argv.slice(2);
 main(argv).then(
-  (code) => { process.exitCode = code; },
+  (code) => {
+    process.exitCode = code;
+  },
   (e: unknown) => {
     const name = splitCommand(argv).name;
     process.exitCode = reportError(e, name && COMMANDS[name] ? name : undefined);

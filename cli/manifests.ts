@@ -67,7 +67,10 @@ function listDir(dir: string, recursive: boolean): string[] {
 }
 
 /** Reads and parses every manifest named by `-f` arguments. */
-export async function loadManifests(paths: string[], opts: { recursive?: boolean; stdin?: () => string } = {}): Promise<LoadedManifests> {
+export async function loadManifests(
+  paths: string[],
+  opts: { recursive?: boolean; stdin?: () => string } = {},
+): Promise<LoadedManifests> {
   const result: LoadedManifests = { docs: [], problems: [] };
   for (const file of expandPaths(paths, opts.recursive ?? false)) {
     const source = file === '-' ? 'STDIN' : file;
@@ -86,7 +89,10 @@ export async function parseManifestText(text: string, source: string, json = fal
     values = json ? [parseJson(text)] : await parseYamlDocs(text);
   } catch (e) {
     const where = json ? jsonErrorLocation(text) : '';
-    const message = (e as Error).message.replace(/, (".*"|\.\.\.".*) is not valid JSON$/s, '').replace(/ at position \d+$/, '').replace(/ in JSON$/, '');
+    const message = (e as Error).message
+      .replace(/, (".*"|\.\.\.".*) is not valid JSON$/s, '')
+      .replace(/ at position \d+$/, '')
+      .replace(/ in JSON$/, '');
     return { docs: [], problems: [{ source, message: `error parsing ${source}: ${where}${message}` }] };
   }
   const out: LoadedManifests = { docs: [], problems: [] };
@@ -155,7 +161,9 @@ function collect(value: unknown, source: string, index: number, out: LoadedManif
     return;
   }
   if (!isAddressable(obj)) {
-    const missing = missingFields(obj).map((m) => `${m} not set`).join(', ');
+    const missing = missingFields(obj)
+      .map((m) => `${m} not set`)
+      .join(', ');
     out.problems.push({ source, index, message: `error validating data: ${missing}` });
     return;
   }

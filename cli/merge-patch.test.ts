@@ -5,7 +5,11 @@ import { applyMergePatch, threeWayMergePatch } from './merge-patch.ts';
 
 test('unchanged manifest and no drift: empty patch', () => {
   const manifest = { spec: { a: 1, list: [1, 2] }, metadata: { name: 'x' } };
-  const live = { spec: { a: 1, list: [1, 2], defaulted: true }, metadata: { name: 'x', uid: 'u' }, status: { ok: true } };
+  const live = {
+    spec: { a: 1, list: [1, 2], defaulted: true },
+    metadata: { name: 'x', uid: 'u' },
+    status: { ok: true },
+  };
   assert.deepEqual(threeWayMergePatch(manifest, manifest, live), {});
 });
 

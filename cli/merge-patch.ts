@@ -58,7 +58,11 @@ export function mergePatches(a: JsonObject, b: JsonObject): JsonObject {
  * undefined when there is none) to `modified` (the new manifest), plus changes from `current` (the live
  * object) to `modified`. An empty object means "unchanged".
  */
-export function threeWayMergePatch(original: JsonObject | undefined, modified: JsonObject, current: JsonObject): JsonObject {
+export function threeWayMergePatch(
+  original: JsonObject | undefined,
+  modified: JsonObject,
+  current: JsonObject,
+): JsonObject {
   const deletions = original ? deletionsPatch(original, modified) : {};
   return mergePatches(deletions, changesPatch(current, modified));
 }

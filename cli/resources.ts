@@ -27,12 +27,17 @@ export function resolveKind(arg: string): KindInfo {
 
 /** Parses `<type>[,<type>] [name...]` or `<type>/<name>...` into targets, in order. */
 export function parseTargets(args: string[], opts: { allowAll?: boolean } = {}): Target[] {
-  if (!args.length) throw new UsageError('you must specify the type of resource, e.g. "meshctl get nodes"; see "meshctl api-resources"');
+  if (!args.length)
+    throw new UsageError(
+      'you must specify the type of resource, e.g. "meshctl get nodes"; see "meshctl api-resources"',
+    );
   if (args[0].includes('/')) {
     return args.map((arg) => {
       const slash = arg.indexOf('/');
       if (slash < 0) {
-        throw new UsageError(`there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'meshctl get resource/<resource_name>' instead of 'meshctl get resource resource/<resource_name>')`);
+        throw new UsageError(
+          `there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'meshctl get resource/<resource_name>' instead of 'meshctl get resource resource/<resource_name>')`,
+        );
       }
       const name = arg.slice(slash + 1);
       if (!name) throw new UsageError(`arguments in resource/name form must have a single resource and name: "${arg}"`);
@@ -41,9 +46,14 @@ export function parseTargets(args: string[], opts: { allowAll?: boolean } = {}):
   }
   const [types, ...names] = args;
   if (names.some((n) => n.includes('/'))) {
-    throw new UsageError(`there is no need to specify a resource type as a separate argument when passing arguments in resource/name form`);
+    throw new UsageError(
+      `there is no need to specify a resource type as a separate argument when passing arguments in resource/name form`,
+    );
   }
-  const kinds = types.split(',').filter(Boolean).flatMap((t) => (opts.allowAll && t.toLowerCase() === 'all' ? allKinds() : [resolveKind(t)]));
+  const kinds = types
+    .split(',')
+    .filter(Boolean)
+    .flatMap((t) => (opts.allowAll && t.toLowerCase() === 'all' ? allKinds() : [resolveKind(t)]));
   return kinds.map((kind) => ({ kind, names }));
 }
 

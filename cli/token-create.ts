@@ -35,20 +35,33 @@ export interface CreateTokenOptions {
 export async function createToken(opts: CreateTokenOptions): Promise<CreatedToken> {
   const t = new HttpTransport({ config: opts.config });
   try {
-    const info = (await t.json({ method: 'GET', path: '/cluster-info' })) as { ca?: unknown; server?: unknown } | undefined;
-    if (typeof info?.ca !== 'string') throw new CliError(`${opts.config.server}/cluster-info did not return the CA; is this a meshctl control plane?`);
-    const spec = { ...(opts.ttl ? { ttl: opts.ttl } : {}), ...(opts.description ? { description: opts.description } : {}) };
+    const info = (await t.json({ method: 'GET', path: '/cluster-info' })) as
+      { ca?: unknown; server?: unknown } | undefined;
+    if (typeof info?.ca !== 'string')
+      throw new CliError(`${opts.config.server}/cluster-info did not return the CA; is this a meshctl control plane?`);
+    const spec = {
+      ...(opts.ttl ? { ttl: opts.ttl } : {}),
+      ...(opts.description ? { description: opts.description } : {}),
+    };
     const body = { apiVersion: API_VERSION, kind: 'JoinToken', metadata: {}, spec };
     const res = await t.send({ method: 'POST', path: `/apis/${GROUP}/${VERSION}/jointokens`, body });
-    const text = await readBody(res).catch((e: Error) => { throw t.unreachable(e); });
+    const text = await readBody(res).catch((e: Error) => {
+      throw t.unreachable(e);
+    });
     if ((res.statusCode ?? 0) !== 201) throw errorFromResponse(res.statusCode ?? 0, text);
     const created = JSON.parse(text) as KubeObject & { status?: { expiresAt?: string } };
     const token = res.headers[TOKEN_HEADER];
-    if (typeof token !== 'string') throw new CliError(`the control plane created jointoken ${created.metadata.name} but returned no token; delete it with \`meshctl token delete ${created.metadata.name}\``);
+    if (typeof token !== 'string')
+      throw new CliError(
+        `the control plane created jointoken ${created.metadata.name} but returned no token; delete it with \`meshctl token delete ${created.metadata.name}\``,
+      );
     const server = typeof info.server === 'string' ? info.server : opts.config.server;
     const pin = caPin(info.ca);
     return {
-      token, name: created.metadata.name ?? '', server, caHash: pin,
+      token,
+      name: created.metadata.name ?? '',
+      server,
+      caHash: pin,
       ...(created.status?.expiresAt ? { expiresAt: created.status.expiresAt } : {}),
       joinCommand: `mesh-agent join --server ${server} --token ${token} --ca-hash ${pin}`,
     };
@@ -69,14 +82,20 @@ export function renderCreated(c: CreatedToken): string {
     'The token is shown only now: the control plane keeps only its hash.',
   ];
   if (isLoopbackUrl(c.server)) {
-    lines.push(`Note: ${c.server} is this machine's loopback address; on another machine use an address of the control plane`,
-      'that its serving certificate names (`meshctl init --san NAME` when the mesh was created, or `mesh-control-plane --san NAME`).');
+    lines.push(
+      `Note: ${c.server} is this machine's loopback address; on another machine use an address of the control plane`,
+      'that its serving certificate names (`meshctl init --san NAME` when the mesh was created, or `mesh-control-plane --san NAME`).',
+    );
   }
   return lines.join('\n') + '\n';
 }
 
 function isLoopbackUrl(url: string): boolean {
   let host: string;
-  try { host = new URL(url).hostname.replace(/^\[|\]$/g, ''); } catch { return false; }
+  try {
+    host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return false;
+  }
   return host === 'localhost' || (isIP(host) === 4 && host.startsWith('127.')) || host === '::1';
 }

@@ -17,11 +17,21 @@ import { createToken, renderCreated } from './token-create.ts';
 /** The `token` command. */
 export const command: Command = {
   usage: 'token create [--ttl 24h] [--description TEXT] | token list | token delete ID...',
-  description: 'Create, list and delete join tokens. A token lets one machine join the mesh once, before it expires: '
-    + '`create` prints it with the full `mesh-agent join` command, including the pin of the mesh CA.',
-  examples: ['meshctl token create --ttl 1h --description "the office box"', 'meshctl token list', 'meshctl token delete abcdef'],
+  description:
+    'Create, list and delete join tokens. A token lets one machine join the mesh once, before it expires: ' +
+    '`create` prints it with the full `mesh-agent join` command, including the pin of the mesh CA.',
+  examples: [
+    'meshctl token create --ttl 1h --description "the office box"',
+    'meshctl token list',
+    'meshctl token delete abcdef',
+  ],
   flags: [
-    { name: 'ttl', type: 'string', arg: 'DURATION', help: 'create: how long the token can be used (default 24h), e.g. 30m, 2h, 168h' },
+    {
+      name: 'ttl',
+      type: 'string',
+      arg: 'DURATION',
+      help: 'create: how long the token can be used (default 24h), e.g. 30m, 2h, 168h',
+    },
     { name: 'description', type: 'string', arg: 'TEXT', help: 'create: what the token is for (shown by list)' },
     FLAGS.output(['json']),
   ],
@@ -33,7 +43,11 @@ async function run(ctx: CommandContext): Promise<number> {
   if (sub === 'create') return create(ctx, rest);
   if (sub === 'list') return list(ctx, rest);
   if (sub === 'delete') return remove(ctx, rest);
-  throw new UsageError(sub === undefined ? 'missing subcommand: create, list or delete' : `unknown subcommand "${sub}": expected create, list or delete`);
+  throw new UsageError(
+    sub === undefined
+      ? 'missing subcommand: create, list or delete'
+      : `unknown subcommand "${sub}": expected create, list or delete`,
+  );
 }
 
 async function create(ctx: CommandContext, rest: string[]): Promise<number> {
@@ -42,7 +56,8 @@ async function create(ctx: CommandContext, rest: string[]): Promise<number> {
   const description = ctx.args.str('description');
   const created = await createToken({
     config: loadConfig({ flag: ctx.args.str('config') }),
-    ...(ttl !== undefined ? { ttl } : {}), ...(description !== undefined ? { description } : {}),
+    ...(ttl !== undefined ? { ttl } : {}),
+    ...(description !== undefined ? { description } : {}),
   });
   ctx.out(ctx.args.str('output') === 'json' ? toJson(created) : renderCreated(created));
   return EXIT_OK;
@@ -60,7 +75,12 @@ async function list(ctx: CommandContext, rest: string[]): Promise<number> {
     return EXIT_OK;
   }
   const now = Date.now();
-  ctx.out(alignRows([['NAME', 'EXPIRES', 'USED', 'DESCRIPTION'], ...items.map((t) => tokenRow(t as KubeObject & JoinToken, now))]));
+  ctx.out(
+    alignRows([
+      ['NAME', 'EXPIRES', 'USED', 'DESCRIPTION'],
+      ...items.map((t) => tokenRow(t as KubeObject & JoinToken, now)),
+    ]),
+  );
   return EXIT_OK;
 }
 

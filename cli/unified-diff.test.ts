@@ -11,9 +11,10 @@ test('equal texts have no diff', () => {
 test('one changed line with three lines of context, like diff -u', () => {
   const a = ['1', '2', '3', '4', '5', '6', '7', '8'].join('\n') + '\n';
   const b = a.replace('5', 'five');
-  assert.equal(unifiedDiff(a, b, files), [
-    '--- live/x', '+++ merged/x', '@@ -2,7 +2,7 @@', ' 2', ' 3', ' 4', '-5', '+five', ' 6', ' 7', ' 8', '',
-  ].join('\n'));
+  assert.equal(
+    unifiedDiff(a, b, files),
+    ['--- live/x', '+++ merged/x', '@@ -2,7 +2,7 @@', ' 2', ' 3', ' 4', '-5', '+five', ' 6', ' 7', ' 8', ''].join('\n'),
+  );
 });
 
 test('distant changes make separate hunks; a new file diffs against nothing', () => {
@@ -28,5 +29,8 @@ test('distant changes make separate hunks; a new file diffs against nothing', ()
 
 test('the edit script keeps a longest common subsequence', () => {
   const ops = diffLines(['a', 'b', 'c', 'd'], ['a', 'c', 'd', 'e']);
-  assert.deepEqual(ops.map((o) => o.op + o.line), [' a', '-b', ' c', ' d', '+e']);
+  assert.deepEqual(
+    ops.map((o) => o.op + o.line),
+    [' a', '-b', ' c', ' d', '+e'],
+  );
 });

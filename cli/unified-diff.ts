@@ -16,7 +16,8 @@ export function diffLines(a: string[], b: string[]): DiffOp[] {
   // lcs[i][j] = length of the LCS of a[i..] and b[j..]
   const lcs: Uint32Array[] = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
   for (let i = n - 1; i >= 0; i--) {
-    for (let j = m - 1; j >= 0; j--) lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+    for (let j = m - 1; j >= 0; j--)
+      lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
   }
   const ops: DiffOp[] = [];
   let i = 0;
@@ -48,14 +49,21 @@ function range(start: number, count: number): string {
 }
 
 /** The unified diff of two texts with headers, or '' when they are equal. */
-export function unifiedDiff(from: string, to: string, opts: { fromFile: string; toFile: string; context?: number }): string {
+export function unifiedDiff(
+  from: string,
+  to: string,
+  opts: { fromFile: string; toFile: string; context?: number },
+): string {
   const ops = diffLines(splitLines(from), splitLines(to));
   if (ops.every((o) => o.op === ' ')) return '';
   const context = opts.context ?? 3;
   const out = [`--- ${opts.fromFile}`, `+++ ${opts.toFile}`];
   let k = 0;
   while (k < ops.length) {
-    if (ops[k].op === ' ') { k++; continue; }
+    if (ops[k].op === ' ') {
+      k++;
+      continue;
+    }
     // A hunk: from `context` lines before this change to `context` lines after the last change that is
     // at most 2*context unchanged lines away.
     const start = Math.max(0, k - context);

@@ -13,12 +13,17 @@ export const CLIENT_VERSION = `v${pkg.version}`;
 export const command: Command = {
   usage: 'version [--client] [-o json|yaml]',
   description: 'Print the client version and the version of the control plane it talks to.',
-  flags: [{ name: 'client', type: 'boolean', help: 'print the client version only (no server needed)' }, FLAGS.output(['json', 'yaml'])],
+  flags: [
+    { name: 'client', type: 'boolean', help: 'print the client version only (no server needed)' },
+    FLAGS.output(['json', 'yaml']),
+  ],
   run,
 };
 
 async function run(ctx: CommandContext): Promise<number> {
-  const info: Record<string, unknown> = { clientVersion: { meshctlVersion: CLIENT_VERSION, platform: `${process.platform}/${process.arch}` } };
+  const info: Record<string, unknown> = {
+    clientVersion: { meshctlVersion: CLIENT_VERSION, platform: `${process.platform}/${process.arch}` },
+  };
   if (!ctx.args.bool('client')) info.serverVersion = await ctx.client().raw('/version');
   const output = ctx.args.str('output');
   if (output === 'json') ctx.out(toJson(info));
@@ -26,7 +31,10 @@ async function run(ctx: CommandContext): Promise<number> {
   else {
     ctx.out(`Client Version: ${CLIENT_VERSION}\n`);
     const server = info.serverVersion as { meshctlVersion?: string; gitVersion?: string } | undefined;
-    if (server) ctx.out(`Server Version: ${server.meshctlVersion ? `v${server.meshctlVersion}` : '<unknown>'} (Kubernetes API ${server.gitVersion ?? '<unknown>'})\n`);
+    if (server)
+      ctx.out(
+        `Server Version: ${server.meshctlVersion ? `v${server.meshctlVersion}` : '<unknown>'} (Kubernetes API ${server.gitVersion ?? '<unknown>'})\n`,
+      );
   }
   return EXIT_OK;
 }

@@ -39,7 +39,13 @@ after(async () => {
 async function startController(t: TestContext): Promise<{ clock: FakeClock; writes: (name: string) => number }> {
   const clock = new FakeClock({ start: T0 });
   const sent: string[] = [];
-  const recording: Client = { ...client, updateStatus: (plural, obj, opts) => { sent.push(`${plural}/${obj.metadata.name}`); return client.updateStatus(plural, obj, opts); } };
+  const recording: Client = {
+    ...client,
+    updateStatus: (plural, obj, opts) => {
+      sent.push(`${plural}/${obj.metadata.name}`);
+      return client.updateStatus(plural, obj, opts);
+    },
+  };
   const manager = createManager({ client: recording, logger: silentLogger, backoff: { baseMs: 20, maxMs: 200 } });
   manager.add(createAssignmentController({ manager, clock }));
   assert.equal(await manager.start(), true);
@@ -75,19 +81,30 @@ async function waitReason(name: string, reason: string): Promise<Assignment> {
 /** Renders and stores node `name`'s Declaration as the Declaration controller would. */
 async function writeDeclaration(name: string): Promise<Declaration> {
   const node = await client.get('nodes', name);
-  const current = (await client.list('declarations', { fieldSelector: `metadata.name=${name}` })).items[0] as Declaration | undefined;
+  const current = (await client.list('declarations', { fieldSelector: `metadata.name=${name}` })).items[0] as
+    Declaration | undefined;
   const assignments = (await client.list('assignments')).items;
-  const modules = new Map(((await client.list('modules')).items).map((m) => [m.metadata.name ?? '', m]));
+  const modules = new Map((await client.list('modules')).items.map((m) => [m.metadata.name ?? '', m]));
   const rendering = renderDeclaration({ node: name, assignments, modules, current });
   const next = declarationToWrite({ node, rendering, current });
   if (!next) return current!;
   return (current ? await client.update('declarations', next) : await put('declarations', next)) as Declaration;
 }
 
-test('Applied follows the node\'s Declaration status, at the controller\'s time, written once per change', async (t) => {
+test("Applied follows the node's Declaration status, at the controller's time, written once per change", async (t) => {
   const { clock, writes } = await startController(t);
-  await put('modules', { apiVersion: API, kind: 'Module', metadata: { name: 'a-mod' }, spec: { version: '1.0.0', resources: [{ id: 'dir', kind: 'Directory', spec: { path: '/srv/a' } }] } });
-  await put('assignments', { apiVersion: API, kind: 'Assignment', metadata: { name: 'a-asg' }, spec: { module: 'a-mod', node: 'a-node' } });
+  await put('modules', {
+    apiVersion: API,
+    kind: 'Module',
+    metadata: { name: 'a-mod' },
+    spec: { version: '1.0.0', resources: [{ id: 'dir', kind: 'Directory', spec: { path: '/srv/a' } }] },
+  });
+  await put('assignments', {
+    apiVersion: API,
+    kind: 'Assignment',
+    metadata: { name: 'a-asg' },
+    spec: { module: 'a-mod', node: 'a-node' },
+  });
   const orphan = await waitReason('a-asg', 'NodeNotFound');
   assert.equal(findCondition(orphan.status?.conditions, 'Applied')?.lastTransitionTime, iso(T0));
 
@@ -96,49 +113,88 @@ test('Applied follows the node\'s Declaration status, at the controller\'s time,
   const decl = await writeDeclaration('a-node');
   const pending = await waitReason('a-asg', 'Pending');
   assert.equal(pending.status?.version, '1.0.0');
-  assert.equal(findCondition(pending.status?.conditions, 'Applied')?.message, 'node "a-node" has not yet stored declaration generation 1');
-  assert.equal(findCondition(pending.status?.conditions, 'Applied')?.lastTransitionTime, iso(T0), 'False → False is no transition');
+  assert.equal(
+    findCondition(pending.status?.conditions, 'Applied')?.message,
+    'node "a-node" has not yet stored declaration generation 1',
+  );
+  assert.equal(
+    findCondition(pending.status?.conditions, 'Applied')?.lastTransitionTime,
+    iso(T0),
+    'False → False is no transition',
+  );
 
   clock.advance(60_000);
   const results = decl.spec.resources.map((r) => ({ id: r.id, state: 'Applied' as const }));
-  await client.updateStatus('declarations', { ...decl, status: { observedGeneration: decl.metadata.generation, results } });
+  await client.updateStatus('declarations', {
+    ...decl,
+    status: { observedGeneration: decl.metadata.generation, results },
+  });
   const done = await waitReason('a-asg', 'Applied');
   assert.deepEqual(findCondition(done.status?.conditions, 'Applied'), {
-    type: 'Applied', status: 'True', reason: 'Applied', message: 'node "a-node" applied all 1 resources of version 1.0.0',
-    observedGeneration: 1, lastTransitionTime: iso(T0 + 120_000),
+    type: 'Applied',
+    status: 'True',
+    reason: 'Applied',
+    message: 'node "a-node" applied all 1 resources of version 1.0.0',
+    observedGeneration: 1,
+    lastTransitionTime: iso(T0 + 120_000),
   });
   const count = writes('a-asg');
   await client.patch('assignments', 'a-asg', { metadata: { labels: { touched: '1' } } });
   await client.patch('nodes', 'a-node', { metadata: { labels: { touched: '1' } } });
-  await put('assignments', { apiVersion: API, kind: 'Assignment', metadata: { name: 'a-sentinel' }, spec: { module: 'none', node: 'a-node' } });
+  await put('assignments', {
+    apiVersion: API,
+    kind: 'Assignment',
+    metadata: { name: 'a-sentinel' },
+    spec: { module: 'none', node: 'a-node' },
+  });
   await writeDeclaration('a-node');
   await waitReason('a-sentinel', 'ModuleNotFound');
   assert.equal(writes('a-asg'), count, 'nothing changed for it: no write');
 });
 
-test('nothing is written while the node\'s Declaration has yet to be rendered; a missing module is reported', async (t) => {
+test("nothing is written while the node's Declaration has yet to be rendered; a missing module is reported", async (t) => {
   const { writes } = await startController(t);
   await put('nodes', { apiVersion: API, kind: 'Node', metadata: { name: 'm-node' } });
-  await put('assignments', { apiVersion: API, kind: 'Assignment', metadata: { name: 'm-asg' }, spec: { module: 'm-mod', node: 'm-node' } });
+  await put('assignments', {
+    apiVersion: API,
+    kind: 'Assignment',
+    metadata: { name: 'm-asg' },
+    spec: { module: 'm-mod', node: 'm-node' },
+  });
   await new Promise((r) => setTimeout(r, 150));
   assert.equal(writes('m-asg'), 0, 'no Declaration yet: the Declaration controller writes first');
   await writeDeclaration('m-node');
   const missing = await waitReason('m-asg', 'ModuleNotFound');
   assert.equal(findCondition(missing.status?.conditions, 'Applied')?.message, 'module "m-mod" not found');
-  await put('modules', { apiVersion: API, kind: 'Module', metadata: { name: 'm-mod' }, spec: { version: '2.0.0', resources: [{ id: 'd', kind: 'Directory', spec: { path: '/m' } }] } });
+  await put('modules', {
+    apiVersion: API,
+    kind: 'Module',
+    metadata: { name: 'm-mod' },
+    spec: { version: '2.0.0', resources: [{ id: 'd', kind: 'Directory', spec: { path: '/m' } }] },
+  });
   await new Promise((r) => setTimeout(r, 150));
-  assert.equal(findCondition((await getAsg('m-asg')).status?.conditions, 'Applied')?.reason, 'ModuleNotFound', 'the module\'s resources are not in the Declaration yet');
+  assert.equal(
+    findCondition((await getAsg('m-asg')).status?.conditions, 'Applied')?.reason,
+    'ModuleNotFound',
+    "the module's resources are not in the Declaration yet",
+  );
   await writeDeclaration('m-node');
   const pending = await waitReason('m-asg', 'Pending');
   assert.equal(pending.status?.version, '2.0.0');
   assert.equal(writes('m-asg'), 2);
 });
 
-const asg = (name: string, module: string, node: string, creationTimestamp = '2026-01-01T00:00:00Z'): Assignment =>
-  ({ apiVersion: API, kind: 'Assignment', metadata: { name, creationTimestamp }, spec: { module, node } });
+const asg = (name: string, module: string, node: string, creationTimestamp = '2026-01-01T00:00:00Z'): Assignment => ({
+  apiVersion: API,
+  kind: 'Assignment',
+  metadata: { name, creationTimestamp },
+  spec: { module, node },
+});
 
 test('a node, declaration or module maps to its assignments', () => {
-  const assignments = { list: () => [asg('a', 'web', 'n1'), asg('b', 'web', 'n2'), asg('c', 'db', 'n1')] as unknown as KubeObject[] };
+  const assignments = {
+    list: () => [asg('a', 'web', 'n1'), asg('b', 'web', 'n2'), asg('c', 'db', 'n1')] as unknown as KubeObject[],
+  };
   assert.deepEqual(assignmentsOfNode('n1', assignments), ['a', 'c']);
   assert.deepEqual(assignmentsOfModule('web', assignments), ['a', 'b']);
   assert.deepEqual(assignmentsOfNode('none', assignments), []);

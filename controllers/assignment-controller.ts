@@ -111,15 +111,26 @@ class AssignmentReconciler implements Reconciler {
     let outcome: OwnerOutcome | undefined; // none without its Node (or while it is deleted): NodeNotFound
     if (node && !node.metadata.deletionTimestamp) {
       const modules = new Map((this.caches.modules.list() as Module[]).map((m) => [m.metadata.name ?? '', m]));
-      const rendering = renderDeclaration({ node: nodeName, assignments: this.caches.assignments.list() as Assignment[], modules, current: declaration });
+      const rendering = renderDeclaration({
+        node: nodeName,
+        assignments: this.caches.assignments.list() as Assignment[],
+        modules,
+        current: declaration,
+      });
       // The Declaration controller has yet to write this rendering: look again once it has (its write requeues this key).
-      if (!declaration?.metadata.deletionTimestamp && declarationToWrite({ node, rendering, current: declaration })) return;
+      if (!declaration?.metadata.deletionTimestamp && declarationToWrite({ node, rendering, current: declaration }))
+        return;
       outcome = rendering.outcomes.find((o) => o.owner === name);
     }
     const status = assignmentStatus({ assignment, outcome, declaration, now: timestamp(this.clock) });
     if (!statusDiffers(assignment, status)) return;
     await this.client.updateStatus('assignments', { ...assignment, status });
     const applied = findCondition(status.conditions, APPLIED);
-    this.logger.info('Updated Assignment status', { assignment: name, node: nodeName, applied: applied?.status, reason: applied?.reason });
+    this.logger.info('Updated Assignment status', {
+      assignment: name,
+      node: nodeName,
+      applied: applied?.status,
+      reason: applied?.reason,
+    });
   }
 }

@@ -48,19 +48,35 @@ export function appliedVerdict(input: Omit<AssignmentStatusInput, 'now'>): Appli
   const observed = declaration?.status?.receivedGeneration ?? declaration?.status?.observedGeneration;
   if (observed === undefined || observed < rendered.generation) {
     const holds = observed === undefined ? '' : ` (it holds generation ${observed})`;
-    return { status: 'False', reason: 'Pending', message: `node "${node}" has not yet stored declaration generation ${rendered.generation}${holds}` };
+    return {
+      status: 'False',
+      reason: 'Pending',
+      message: `node "${node}" has not yet stored declaration generation ${rendered.generation}${holds}`,
+    };
   }
   const results = new Map((declaration?.status?.results ?? []).map((r) => [r.id, r]));
   const failed = rendered.ids.map((id) => results.get(id)).find((r) => r !== undefined && NOT_APPLIED.has(r.state));
   if (failed) {
     const why = failed.message ? `: ${failed.message}` : '';
-    return { status: 'False', reason: failed.state === 'Conflict' ? 'Conflict' : 'Failed', message: `resource "${failed.id}" is ${failed.state} on node "${node}"${why}` };
+    return {
+      status: 'False',
+      reason: failed.state === 'Conflict' ? 'Conflict' : 'Failed',
+      message: `resource "${failed.id}" is ${failed.state} on node "${node}"${why}`,
+    };
   }
   const applied = rendered.ids.filter((id) => results.get(id)?.state === 'Applied').length;
   if (applied < rendered.ids.length) {
-    return { status: 'False', reason: 'Pending', message: `node "${node}" has applied ${applied} of ${rendered.ids.length} resources` };
+    return {
+      status: 'False',
+      reason: 'Pending',
+      message: `node "${node}" has applied ${applied} of ${rendered.ids.length} resources`,
+    };
   }
-  return { status: 'True', reason: 'Applied', message: `node "${node}" applied all ${applied} resources of version ${rendered.version}` };
+  return {
+    status: 'True',
+    reason: 'Applied',
+    message: `node "${node}" applied all ${applied} resources of version ${rendered.version}`,
+  };
 }
 
 /** The status the assignment should have: observedGeneration, the rendered version, and the Applied condition. */
@@ -68,7 +84,11 @@ export function assignmentStatus(input: AssignmentStatusInput): AssignmentStatus
   const { assignment } = input;
   const generation = assignment.metadata.generation ?? 0;
   const verdict = appliedVerdict(input);
-  const conditions = setCondition(assignment.status?.conditions ?? [], { type: APPLIED, ...verdict, observedGeneration: generation }, input.now);
+  const conditions = setCondition(
+    assignment.status?.conditions ?? [],
+    { type: APPLIED, ...verdict, observedGeneration: generation },
+    input.now,
+  );
   const version = input.outcome?.rendered?.version;
   return { observedGeneration: generation, ...(version !== undefined ? { version } : {}), conditions };
 }

@@ -12,7 +12,10 @@ import { WrongNodeError, checkControlPlaneNode, declaredControlPlaneNode } from 
 async function tempStore(t: { after(fn: () => Promise<void>): void }): Promise<FileStore> {
   const dir = mkdtempSync(join(tmpdir(), 'meshctl-cp-node-'));
   const store = await openStore({ dir });
-  t.after(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+  t.after(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
   return store;
 }
 
@@ -29,22 +32,48 @@ test('without a Mesh status, the control-plane Assignment declares the node', as
   await store.create('assignments', roleAssignment('control-plane', 'a'));
   assert.deepEqual(declaredControlPlaneNode(store), { node: 'a', source: 'Assignment "control-plane"' });
   await checkControlPlaneNode({ store, node: 'a', restore: false, logger });
-  await assert.rejects(checkControlPlaneNode({ store, node: 'b', restore: false, logger }), (e: unknown) =>
-    e instanceof WrongNodeError && /declares node "a" as the control-plane node \(Assignment "control-plane"\), but this process runs on node "b"/.test(e.message));
+  await assert.rejects(
+    checkControlPlaneNode({ store, node: 'b', restore: false, logger }),
+    (e: unknown) =>
+      e instanceof WrongNodeError &&
+      /declares node "a" as the control-plane node \(Assignment "control-plane"\), but this process runs on node "b"/.test(
+        e.message,
+      ),
+  );
 });
 
 test('--restore makes the store name this node: Mesh status, Assignment, module --node, Node', async (t) => {
   const store = await tempStore(t);
-  await store.create('meshes', { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Mesh', metadata: { name: 'mesh' }, spec: {}, status: { controlPlaneNode: 'a', hubNode: 'a' } });
+  await store.create('meshes', {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Mesh',
+    metadata: { name: 'mesh' },
+    spec: {},
+    status: { controlPlaneNode: 'a', hubNode: 'a' },
+  });
   await store.create('assignments', roleAssignment('control-plane', 'a'));
-  await store.create('modules', controlPlaneModule({ version: '1', command: ['cp'], dataDir: '/d', listen: '0.0.0.0:6443', node: 'a' }));
+  await store.create(
+    'modules',
+    controlPlaneModule({ version: '1', command: ['cp'], dataDir: '/d', listen: '0.0.0.0:6443', node: 'a' }),
+  );
   const lines: Array<{ msg: string; fields?: Record<string, unknown> }> = [];
-  const log = { info: (msg: string, fields?: Record<string, unknown>) => void lines.push({ msg, fields }), error: () => {} };
+  const log = {
+    info: (msg: string, fields?: Record<string, unknown>) => void lines.push({ msg, fields }),
+    error: () => {},
+  };
   await checkControlPlaneNode({ store, node: 'b', restore: true, logger: log });
   assert.deepEqual(store.get('meshes', 'mesh')?.status, { controlPlaneNode: 'b', hubNode: 'a' });
   assert.equal((store.get('assignments', 'control-plane')?.spec as { node: string }).node, 'b');
   const mod = store.get('modules', 'control-plane')?.spec as { resources: Array<{ spec: { command: string[] } }> };
-  assert.deepEqual(mod.resources[0].spec.command, ['cp', '--data-dir', '/d', '--listen', '0.0.0.0:6443', '--node', 'b']);
+  assert.deepEqual(mod.resources[0].spec.command, [
+    'cp',
+    '--data-dir',
+    '/d',
+    '--listen',
+    '0.0.0.0:6443',
+    '--node',
+    'b',
+  ]);
   assert.ok(store.get('nodes', 'b'));
   assert.ok(lines.some((l) => l.msg === 'Restored the control plane onto this node' && l.fields?.previous === 'a'));
   await checkControlPlaneNode({ store, node: 'b', restore: false, logger });

@@ -32,9 +32,12 @@ export interface ControlPlaneNodeOptions {
 export class WrongNodeError extends Error {}
 
 /** The node the store declares as the control-plane node, and where that is written; undefined when none. */
-export function declaredControlPlaneNode(store: Pick<Store, 'get' | 'list'>): { node: string; source: string } | undefined {
+export function declaredControlPlaneNode(
+  store: Pick<Store, 'get' | 'list'>,
+): { node: string; source: string } | undefined {
   const mesh = store.get('meshes', 'mesh');
-  if (mesh?.status?.controlPlaneNode) return { node: mesh.status.controlPlaneNode, source: 'Mesh "mesh" status.controlPlaneNode' };
+  if (mesh?.status?.controlPlaneNode)
+    return { node: mesh.status.controlPlaneNode, source: 'Mesh "mesh" status.controlPlaneNode' };
   const a = controlPlaneAssignment(store);
   return a ? { node: a.spec.node, source: `Assignment "${a.metadata.name}"` } : undefined;
 }
@@ -43,33 +46,49 @@ export function declaredControlPlaneNode(store: Pick<Store, 'get' | 'list'>): { 
 export async function checkControlPlaneNode(o: ControlPlaneNodeOptions): Promise<void> {
   const declared = declaredControlPlaneNode(o.store);
   if (!declared || declared.node === o.node) {
-    if (o.restore) o.logger.info('Nothing to restore: the store already names this node, or none', { node: o.node, declared: declared?.node });
+    if (o.restore)
+      o.logger.info('Nothing to restore: the store already names this node, or none', {
+        node: o.node,
+        declared: declared?.node,
+      });
     return;
   }
   if (!o.restore) {
     throw new WrongNodeError(
       `this store declares node "${declared.node}" as the control-plane node (${declared.source}), but this process runs on node "${o.node}" ` +
-      '(--node, default: the host name). The control plane is declared, not elected: refusing to serve a second copy of the mesh. ' +
-      `If node "${declared.node}" is gone for good and this is a restore of its store onto this node, start once with --restore; ` +
-      'if this is another node\'s data directory, use this node\'s own (--data-dir).');
+        '(--node, default: the host name). The control plane is declared, not elected: refusing to serve a second copy of the mesh. ' +
+        `If node "${declared.node}" is gone for good and this is a restore of its store onto this node, start once with --restore; ` +
+        "if this is another node's data directory, use this node's own (--data-dir).",
+    );
   }
   await restoreOnto(o, declared.node);
 }
 
 async function restoreOnto(o: ControlPlaneNodeOptions, previous: string): Promise<void> {
   const { store, node } = o;
-  if (!store.get('nodes', node)) await store.create('nodes', { apiVersion: API_VERSION, kind: 'Node', metadata: { name: node }, spec: {} });
+  if (!store.get('nodes', node))
+    await store.create('nodes', { apiVersion: API_VERSION, kind: 'Node', metadata: { name: node }, spec: {} });
   const a = controlPlaneAssignment(store);
   if (a && a.spec.node !== node) await store.update('assignments', { ...a, spec: { ...a.spec, node } });
   const mod = store.get('modules', CONTROL_PLANE_MODULE);
   if (mod) {
-    const resources = mod.spec.resources.map((r) => (r.kind === 'Service' ? { ...r, spec: { ...r.spec, command: withNodeArg(r.spec.command, node) } } : r));
+    const resources = mod.spec.resources.map((r) =>
+      r.kind === 'Service' ? { ...r, spec: { ...r.spec, command: withNodeArg(r.spec.command, node) } } : r,
+    );
     await store.update('modules', { ...mod, spec: { ...mod.spec, resources } });
   }
   const mesh = store.get('meshes', 'mesh');
-  if (mesh) await store.update('meshes', { ...mesh, status: { ...mesh.status, controlPlaneNode: node } }, { subresource: 'status' });
+  if (mesh)
+    await store.update(
+      'meshes',
+      { ...mesh, status: { ...mesh.status, controlPlaneNode: node } },
+      { subresource: 'status' },
+    );
   o.logger.info('Restored the control plane onto this node', {
-    node, previous, assignment: a?.metadata.name, note: `the store named node "${previous}"; it now names "${node}"`,
+    node,
+    previous,
+    assignment: a?.metadata.name,
+    note: `the store named node "${previous}"; it now names "${node}"`,
   });
 }
 

@@ -12,7 +12,12 @@
  */
 import type { Client } from '../api/client/types.ts';
 import type { Assignment, Declaration, Module, Node } from '../api/v1alpha1/generated/index.ts';
-import { declarationToWrite, readOwnerRecords, renderDeclaration, type Rendering } from '../api/v1alpha1/render-declaration.ts';
+import {
+  declarationToWrite,
+  readOwnerRecords,
+  renderDeclaration,
+  type Rendering,
+} from '../api/v1alpha1/render-declaration.ts';
 import { realClock, type Clock } from '../api/meta/clock.ts';
 import { createController, type Controller, type Reconciler } from './runtime/controller.ts';
 import type { Informer } from '../api/client/informer.ts';
@@ -66,7 +71,10 @@ export function createDeclarationController(opts: DeclarationControllerOptions):
 /** The nodes to reconcile when an assignment changed: its node, and every node whose Declaration records it. */
 export function nodesOfAssignment(a: Assignment, declarations: Pick<Informer, 'list'>): string[] {
   const name = a.metadata.name ?? '';
-  const holding = declarations.list().filter((d) => name in readOwnerRecords(d)).map((d) => d.metadata.name ?? '');
+  const holding = declarations
+    .list()
+    .filter((d) => name in readOwnerRecords(d))
+    .map((d) => d.metadata.name ?? '');
   return [...new Set([a.spec.node, ...holding])];
 }
 
@@ -99,7 +107,11 @@ class DeclarationReconciler implements Reconciler {
   }
 
   /** Creates or updates the Declaration when the rendering changed it; returns the Declaration as stored. */
-  private async writeDeclaration(node: Node, rendering: Rendering, current: Declaration | undefined): Promise<Declaration | undefined> {
+  private async writeDeclaration(
+    node: Node,
+    rendering: Rendering,
+    current: Declaration | undefined,
+  ): Promise<Declaration | undefined> {
     if (current?.metadata.deletionTimestamp) return current;
     const next = declarationToWrite({ node, rendering, current });
     if (!next) return current;
@@ -107,7 +119,10 @@ class DeclarationReconciler implements Reconciler {
       ? await this.client.update('declarations', next)
       : await this.client.create('declarations', next);
     this.logger.info(current ? 'Updated Declaration' : 'Created Declaration', {
-      node: node.metadata.name, generation: rendering.spec.generation, resources: rendering.spec.resources.length, changed: rendering.changed,
+      node: node.metadata.name,
+      generation: rendering.spec.generation,
+      resources: rendering.spec.resources.length,
+      changed: rendering.changed,
     });
     return stored;
   }

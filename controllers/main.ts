@@ -39,12 +39,25 @@ Runs the meshctl control plane: the API server and its store.
 `;
 
 /** The parsed command line. */
-interface Flags { dataDir: string; host: string; port: number; insecureHttp: boolean; node: string; sans: string[]; restore: boolean }
+interface Flags {
+  dataDir: string;
+  host: string;
+  port: number;
+  insecureHttp: boolean;
+  node: string;
+  sans: string[];
+  restore: boolean;
+}
 
 /** The flags (the help is USAGE). */
 const FLAG_SPECS: FlagSpec[] = [
-  { name: 'data-dir', type: 'string' }, { name: 'listen', type: 'string' }, { name: 'node', type: 'string' }, { name: 'san', type: 'strings' },
-  { name: 'insecure-http', type: 'boolean' }, { name: 'restore', type: 'boolean' }, { name: 'help', short: 'h', type: 'boolean' },
+  { name: 'data-dir', type: 'string' },
+  { name: 'listen', type: 'string' },
+  { name: 'node', type: 'string' },
+  { name: 'san', type: 'strings' },
+  { name: 'insecure-http', type: 'boolean' },
+  { name: 'restore', type: 'boolean' },
+  { name: 'help', short: 'h', type: 'boolean' },
 ];
 
 function parseFlags(argv: string[]): Flags | 'help' {
@@ -60,19 +73,37 @@ function parseFlags(argv: string[]): Flags | 'help' {
   const { host, port } = listen;
   const insecureHttp = args.bool('insecure-http');
   if (insecureHttp && !isLoopback(host)) {
-    throw new UsageError(`--insecure-http serves plain HTTP and is allowed only on a loopback address (127.0.0.0/8, ::1, localhost), not "${host}"`);
+    throw new UsageError(
+      `--insecure-http serves plain HTTP and is allowed only on a loopback address (127.0.0.0/8, ::1, localhost), not "${host}"`,
+    );
   }
   return {
-    dataDir: args.str('data-dir') ?? join('.meshctl', 'control-plane'), host, port, insecureHttp,
-    node: args.str('node') ?? hostname().toLowerCase(), sans: args.list('san'), restore: args.bool('restore'),
+    dataDir: args.str('data-dir') ?? join('.meshctl', 'control-plane'),
+    host,
+    port,
+    insecureHttp,
+    node: args.str('node') ?? hostname().toLowerCase(),
+    sans: args.list('san'),
+    restore: args.bool('restore'),
   };
 }
 
 async function run(flags: Flags): Promise<void> {
   const logger = createJsonLogger();
-  const store = await openStore({ dir: join(flags.dataDir, 'store'), logger: storeLogTo(logger, { component: 'store' }) });
-  await checkControlPlaneNode({ store, node: flags.node, restore: flags.restore, logger }).catch(async (e: unknown) => { await store.close(); throw e; });
-  const files = await ensureControlPlaneFiles({ dataDir: flags.dataDir, listenHost: flags.host, extraSans: flags.sans, logger });
+  const store = await openStore({
+    dir: join(flags.dataDir, 'store'),
+    logger: storeLogTo(logger, { component: 'store' }),
+  });
+  await checkControlPlaneNode({ store, node: flags.node, restore: flags.restore, logger }).catch(async (e: unknown) => {
+    await store.close();
+    throw e;
+  });
+  const files = await ensureControlPlaneFiles({
+    dataDir: flags.dataDir,
+    listenHost: flags.host,
+    extraSans: flags.sans,
+    logger,
+  });
   // The admin token, node credentials issued at join, the Node authorizer, /cluster-info and /join.
   const access = meshAccess({ store, adminTokenSha256: files.adminTokenSha256, caPem: files.ca.certPem, logger });
   const app = createApp({ store, ...access, logsDir: join(flags.dataDir, 'logs'), logger });
@@ -90,14 +121,27 @@ async function run(flags: Flags): Promise<void> {
   logger.info('Serving', { url, port: server.port, meshconfig: files.meshconfigPath, dataDir: flags.dataDir });
   let stopping = false;
   const shutdown = (signal: string): void => {
-    if (stopping) { logger.error('Exited without a clean shutdown', { signal }); process.exit(1); }
+    if (stopping) {
+      logger.error('Exited without a clean shutdown', { signal });
+      process.exit(1);
+    }
     stopping = true;
     logger.info('Shutting down', { signal });
-    void manager.stop()
-      .then(() => { client.close(); return server.close(); })
+    void manager
+      .stop()
+      .then(() => {
+        client.close();
+        return server.close();
+      })
       .then(() => store.close())
-      .then(() => { logger.info('Stopped'); process.exit(0); })
-      .catch((e: unknown) => { logger.error('Failed to shut down cleanly', { error: String(e) }); process.exit(1); });
+      .then(() => {
+        logger.info('Stopped');
+        process.exit(0);
+      })
+      .catch((e: unknown) => {
+        logger.error('Failed to shut down cleanly', { error: String(e) });
+        process.exit(1);
+      });
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
@@ -111,11 +155,21 @@ async function main(argv: string[]): Promise<void> {
     process.stderr.write(`mesh-control-plane: ${(e as Error).message}\n\n${USAGE}`);
     process.exit(EXIT_USAGE);
   }
-  if (flags === 'help') { process.stdout.write(USAGE); return; }
+  if (flags === 'help') {
+    process.stdout.write(USAGE);
+    return;
+  }
   try {
     await run(flags);
   } catch (e) {
-    process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'Failed to start', error: (e as Error).message }) + '\n');
+    process.stderr.write(
+      JSON.stringify({
+        time: new Date().toISOString(),
+        level: 'error',
+        msg: 'Failed to start',
+        error: (e as Error).message,
+      }) + '\n',
+    );
     process.exit(1);
   }
 }

@@ -36,15 +36,33 @@ after(async () => {
 });
 
 /** A running Node controller on a fake clock; `writes(node)` counts the status writes it sent for a node. */
-async function startController(t: TestContext, start = T0): Promise<{ clock: FakeClock; writes: (node: string) => number; stop: () => Promise<void> }> {
+async function startController(
+  t: TestContext,
+  start = T0,
+): Promise<{ clock: FakeClock; writes: (node: string) => number; stop: () => Promise<void> }> {
   const clock = new FakeClock({ start });
   const sent: string[] = [];
-  const recording: Client = { ...client, updateStatus: (plural, obj, opts) => { sent.push(obj.metadata.name ?? ''); return client.updateStatus(plural, obj, opts); } };
-  const manager = createManager({ client: recording, logger: process.env.DBG ? createJsonLogger() : silentLogger, backoff: { baseMs: 20, maxMs: 200 } });
+  const recording: Client = {
+    ...client,
+    updateStatus: (plural, obj, opts) => {
+      sent.push(obj.metadata.name ?? '');
+      return client.updateStatus(plural, obj, opts);
+    },
+  };
+  const manager = createManager({
+    client: recording,
+    logger: process.env.DBG ? createJsonLogger() : silentLogger,
+    backoff: { baseMs: 20, maxMs: 200 },
+  });
   manager.add(createNodeController({ manager, clock }));
   assert.equal(await manager.start(), true);
   let stopped = false;
-  const stop = async (): Promise<void> => { if (!stopped) { stopped = true; await manager.stop(); } };
+  const stop = async (): Promise<void> => {
+    if (!stopped) {
+      stopped = true;
+      await manager.stop();
+    }
+  };
   t.after(stop);
   return { clock, writes: (node) => sent.filter((n) => n === node).length, stop };
 }
@@ -65,8 +83,10 @@ async function eventually<T>(fn: () => Promise<T>): Promise<T> {
 /** Lets the controller act on whatever is queued (real time: the server round trips are real). */
 const quiet = (): Promise<void> => new Promise((r) => setTimeout(r, 150));
 
-const statusOf = async (node: string): Promise<NodeStatus> => ((await client.get('nodes', node)) as KubeObject & { status?: NodeStatus }).status ?? {};
-const conditionOf = async (node: string, type: string): Promise<Condition | undefined> => (await statusOf(node)).conditions?.find((c) => c.type === type);
+const statusOf = async (node: string): Promise<NodeStatus> =>
+  ((await client.get('nodes', node)) as KubeObject & { status?: NodeStatus }).status ?? {};
+const conditionOf = async (node: string, type: string): Promise<Condition | undefined> =>
+  (await statusOf(node)).conditions?.find((c) => c.type === type);
 
 /** Waits until the node's condition `type` has `status` (and `reason` when given); returns the node's status. */
 async function waitCondition(node: string, type: string, status: string, reason?: string): Promise<NodeStatus> {
@@ -84,12 +104,18 @@ let beat = 0;
 async function heartbeat(node: string, appliedGeneration?: number): Promise<void> {
   const agentClock = new Date(Date.parse('1999-01-01T00:00:00Z') + ++beat).toISOString();
   const declaration = appliedGeneration === undefined ? {} : { appliedGeneration };
-  await client.patch('nodes', node, { status: { controlPlaneLastContact: agentClock, agentVersion: '0.1.0', declaration } }, { subresource: 'status' });
+  await client.patch(
+    'nodes',
+    node,
+    { status: { controlPlaneLastContact: agentClock, agentVersion: '0.1.0', declaration } },
+    { subresource: 'status' },
+  );
 }
 
-const createNode = (name: string): Promise<KubeObject> => client.create('nodes', { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name } });
+const createNode = (name: string): Promise<KubeObject> =>
+  client.create('nodes', { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name } });
 
-test('a heartbeat makes a node reachable at the control plane\'s time; silence flips it exactly when the grace period runs out', async (t) => {
+test("a heartbeat makes a node reachable at the control plane's time; silence flips it exactly when the grace period runs out", async (t) => {
   const { clock, writes } = await startController(t);
   await createNode('quiet');
   const never = await waitCondition('quiet', 'Reachable', 'Unknown', 'NeverSeen');
@@ -99,17 +125,32 @@ test('a heartbeat makes a node reachable at the control plane\'s time; silence f
   clock.advance(5 * S);
   await heartbeat('quiet');
   const up = await waitCondition('quiet', 'Reachable', 'True', 'HeartbeatReceived');
-  assert.equal(up.lastSeen, iso(T0 + 5 * S), 'lastSeen is the control plane\'s time of the heartbeat, not the agent\'s clock');
+  assert.equal(
+    up.lastSeen,
+    iso(T0 + 5 * S),
+    "lastSeen is the control plane's time of the heartbeat, not the agent's clock",
+  );
   assert.equal(up.reachable, true);
   assert.equal(up.since, iso(T0 + 5 * S));
-  assert.equal(up.controlPlaneLastContact, new Date(Date.parse('1999-01-01T00:00:00Z') + beat).toISOString(), 'the agent\'s fields are kept');
+  assert.equal(
+    up.controlPlaneLastContact,
+    new Date(Date.parse('1999-01-01T00:00:00Z') + beat).toISOString(),
+    "the agent's fields are kept",
+  );
 
   clock.advance(40 * S - 1);
   await quiet();
-  assert.equal((await conditionOf('quiet', 'Reachable'))?.status, 'True', 'still reachable 1 ms before the grace period ends');
+  assert.equal(
+    (await conditionOf('quiet', 'Reachable'))?.status,
+    'True',
+    'still reachable 1 ms before the grace period ends',
+  );
   clock.advance(1);
   const down = await waitCondition('quiet', 'Reachable', 'False', 'HeartbeatMissed');
-  assert.equal(down.conditions?.find((c) => c.type === 'Reachable')?.message, 'no heartbeat for 40s (grace period 40s)');
+  assert.equal(
+    down.conditions?.find((c) => c.type === 'Reachable')?.message,
+    'no heartbeat for 40s (grace period 40s)',
+  );
   assert.equal(down.lastSeen, iso(T0 + 5 * S), 'lastSeen stays at the last heartbeat');
   assert.equal(down.reachable, false);
   assert.equal(down.since, iso(T0 + 45 * S));
@@ -117,7 +158,7 @@ test('a heartbeat makes a node reachable at the control plane\'s time; silence f
   const before = writes('quiet');
   clock.advance(3600 * S);
   await quiet();
-  assert.equal(writes('quiet'), before, 'an unreachable node\'s status is not rewritten while nothing happens');
+  assert.equal(writes('quiet'), before, "an unreachable node's status is not rewritten while nothing happens");
 
   await heartbeat('quiet');
   const back = await waitCondition('quiet', 'Reachable', 'True', 'HeartbeatReceived');
@@ -145,9 +186,14 @@ test('heartbeats within the grace period keep a node reachable, and lastTransiti
   assert.equal(s.since, flipped);
 });
 
-test('the grace period is the Mesh\'s spec.reachabilityGracePeriod', async (t) => {
+test("the grace period is the Mesh's spec.reachabilityGracePeriod", async (t) => {
   const { clock } = await startController(t);
-  await client.create('meshes', { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Mesh', metadata: { name: 'mesh' }, spec: { reachabilityGracePeriod: '2s' } });
+  await client.create('meshes', {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Mesh',
+    metadata: { name: 'mesh' },
+    spec: { reachabilityGracePeriod: '2s' },
+  });
   t.after(() => client.delete('meshes', 'mesh').catch(() => {}));
   await createNode('short');
   await heartbeat('short');
@@ -165,25 +211,46 @@ test('desired generation comes from the Declaration; the node is pending until i
   assert.deepEqual(none.declaration, { appliedGeneration: 1 });
 
   const decl = await client.create('declarations', {
-    apiVersion: 'meshctl.dev/v1alpha1', kind: 'Declaration', metadata: { name: 'busy' }, spec: { generation: 3, resources: [] },
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Declaration',
+    metadata: { name: 'busy' },
+    spec: { generation: 3, resources: [] },
   });
   const pending = await waitCondition('busy', 'DeclarationApplied', 'False', 'Pending');
   assert.deepEqual(pending.declaration, { appliedGeneration: 1, desiredGeneration: 3 });
-  assert.equal(pending.conditions?.find((c) => c.type === 'DeclarationApplied')?.message, 'declaration generation 3 is pending: the node last applied generation 1');
+  assert.equal(
+    pending.conditions?.find((c) => c.type === 'DeclarationApplied')?.message,
+    'declaration generation 3 is pending: the node last applied generation 1',
+  );
 
-  await client.updateStatus('declarations', { ...decl, status: {
-    observedGeneration: decl.metadata.generation, appliedGeneration: 1,
-    conditions: [{ type: 'Applied', status: 'False', reason: 'NotApplied', message: '1 of 1 resources not applied: web/conf Failed: EACCES', lastTransitionTime: iso(T0) }],
-  } });
+  await client.updateStatus('declarations', {
+    ...decl,
+    status: {
+      observedGeneration: decl.metadata.generation,
+      appliedGeneration: 1,
+      conditions: [
+        {
+          type: 'Applied',
+          status: 'False',
+          reason: 'NotApplied',
+          message: '1 of 1 resources not applied: web/conf Failed: EACCES',
+          lastTransitionTime: iso(T0),
+        },
+      ],
+    },
+  });
   const failed = await waitCondition('busy', 'DeclarationApplied', 'False', 'NotApplied');
-  assert.match(failed.conditions!.find((c) => c.type === 'DeclarationApplied')!.message, /generation 3 did not apply .*EACCES/);
+  assert.match(
+    failed.conditions!.find((c) => c.type === 'DeclarationApplied')!.message,
+    /generation 3 did not apply .*EACCES/,
+  );
 
   await heartbeat('busy', 3);
   const applied = await waitCondition('busy', 'DeclarationApplied', 'True', 'Applied');
   assert.deepEqual(applied.declaration, { appliedGeneration: 3, desiredGeneration: 3 });
 });
 
-test('a restarted control plane keeps each node\'s condition for one grace period, then judges it from lastSeen', async (t) => {
+test("a restarted control plane keeps each node's condition for one grace period, then judges it from lastSeen", async (t) => {
   const first = await startController(t);
   await createNode('restart');
   await heartbeat('restart');
@@ -194,14 +261,21 @@ test('a restarted control plane keeps each node\'s condition for one grace perio
   const { clock } = await startController(t, T0 + 300 * S);
   clock.advance(39 * S);
   await quiet();
-  assert.equal((await conditionOf('restart', 'Reachable'))?.status, 'True', 'not judged before it had a grace period to hear the node');
+  assert.equal(
+    (await conditionOf('restart', 'Reachable'))?.status,
+    'True',
+    'not judged before it had a grace period to hear the node',
+  );
   clock.advance(1 * S);
   const down = await waitCondition('restart', 'Reachable', 'False', 'HeartbeatMissed');
-  assert.equal(down.conditions?.find((c) => c.type === 'Reachable')?.message, 'no heartbeat for 5m40s (grace period 40s)');
+  assert.equal(
+    down.conditions?.find((c) => c.type === 'Reachable')?.message,
+    'no heartbeat for 5m40s (grace period 40s)',
+  );
   assert.equal(down.lastSeen, iso(T0));
 });
 
-test('a node cannot vouch for itself: a lastSeen it writes is replaced by the control plane\'s', async (t) => {
+test("a node cannot vouch for itself: a lastSeen it writes is replaced by the control plane's", async (t) => {
   const { clock } = await startController(t);
   await createNode('boastful');
   await heartbeat('boastful');
@@ -224,19 +298,60 @@ test('a deleted node is forgotten, not recreated', async (t) => {
   await assert.rejects(client.get('nodes', 'gone'), (e: unknown) => e instanceof ApiError && e.code === 404);
 });
 
-test('nextNodeStatus sets only the controller\'s fields and keeps what the agent reported', () => {
-  const agent = { controlPlaneLastContact: '1999-01-01T00:00:00.000Z', agentVersion: '0.1.0', overlay: { address: '100.64.0.2' } };
-  const before: NodeStatus = { ...agent, reachable: true, since: '2030-01-01T00:00:00Z', declaration: { desiredGeneration: 2, appliedGeneration: 2 } };
+test("nextNodeStatus sets only the controller's fields and keeps what the agent reported", () => {
+  const agent = {
+    controlPlaneLastContact: '1999-01-01T00:00:00.000Z',
+    agentVersion: '0.1.0',
+    overlay: { address: '100.64.0.2' },
+  };
+  const before: NodeStatus = {
+    ...agent,
+    reachable: true,
+    since: '2030-01-01T00:00:00Z',
+    declaration: { desiredGeneration: 2, appliedGeneration: 2 },
+  };
   const next = nextNodeStatus(before, {
-    generation: 4, now: '2030-01-01T00:01:00Z', lastSeen: '2030-01-01T00:00:10Z',
-    reachable: { status: 'Unknown', reason: 'NeverSeen', message: 'm' }, declaration: { status: 'Unknown', reason: 'NoDeclaration', message: 'n' },
+    generation: 4,
+    now: '2030-01-01T00:01:00Z',
+    lastSeen: '2030-01-01T00:00:10Z',
+    reachable: { status: 'Unknown', reason: 'NeverSeen', message: 'm' },
+    declaration: { status: 'Unknown', reason: 'NoDeclaration', message: 'n' },
   });
-  assert.deepEqual(next, {
-    ...agent, observedGeneration: 4, since: '2030-01-01T00:01:00Z', lastSeen: '2030-01-01T00:00:10Z', declaration: { appliedGeneration: 2 },
-    conditions: [
-      { type: 'Reachable', status: 'Unknown', reason: 'NeverSeen', message: 'm', lastTransitionTime: '2030-01-01T00:01:00Z' },
-      { type: 'DeclarationApplied', status: 'Unknown', reason: 'NoDeclaration', message: 'n', lastTransitionTime: '2030-01-01T00:01:00Z' },
-    ],
-  }, 'no reachable field while Unknown; no desiredGeneration without a Declaration');
-  assert.deepEqual(Object.keys(next), ['observedGeneration', 'since', 'lastSeen', 'declaration', 'controlPlaneLastContact', 'agentVersion', 'overlay', 'conditions']);
+  assert.deepEqual(
+    next,
+    {
+      ...agent,
+      observedGeneration: 4,
+      since: '2030-01-01T00:01:00Z',
+      lastSeen: '2030-01-01T00:00:10Z',
+      declaration: { appliedGeneration: 2 },
+      conditions: [
+        {
+          type: 'Reachable',
+          status: 'Unknown',
+          reason: 'NeverSeen',
+          message: 'm',
+          lastTransitionTime: '2030-01-01T00:01:00Z',
+        },
+        {
+          type: 'DeclarationApplied',
+          status: 'Unknown',
+          reason: 'NoDeclaration',
+          message: 'n',
+          lastTransitionTime: '2030-01-01T00:01:00Z',
+        },
+      ],
+    },
+    'no reachable field while Unknown; no desiredGeneration without a Declaration',
+  );
+  assert.deepEqual(Object.keys(next), [
+    'observedGeneration',
+    'since',
+    'lastSeen',
+    'declaration',
+    'controlPlaneLastContact',
+    'agentVersion',
+    'overlay',
+    'conditions',
+  ]);
 });

@@ -19,7 +19,13 @@ import type { Logger } from '../api/meta/logger.ts';
 import { rfc3339 } from '../api/meta/timestamp.ts';
 import type { Declaration, Mesh, Node, NodeStatus } from '../api/v1alpha1/generated/index.ts';
 import {
-  DECLARATION_APPLIED, HeartbeatTracker, REACHABLE, declarationVerdict, gracePeriodMs, reachabilityVerdict, type Verdict,
+  DECLARATION_APPLIED,
+  HeartbeatTracker,
+  REACHABLE,
+  declarationVerdict,
+  gracePeriodMs,
+  reachabilityVerdict,
+  type Verdict,
 } from './node-reachability.ts';
 import { realClock, type Clock } from '../api/meta/clock.ts';
 import { createController, type Controller, type Reconciler, type Result } from './runtime/controller.ts';
@@ -95,10 +101,23 @@ export interface NodeDecision {
 
 /** The node's status with the controller's fields set from `d`; the agent's fields are kept as they are. */
 export function nextNodeStatus(status: NodeStatus, d: NodeDecision): NodeStatus {
-  const condition = (type: string, v: Verdict): Omit<Condition, 'lastTransitionTime'> => ({ type, status: v.status, reason: v.reason, message: v.message });
+  const condition = (type: string, v: Verdict): Omit<Condition, 'lastTransitionTime'> => ({
+    type,
+    status: v.status,
+    reason: v.reason,
+    message: v.message,
+  });
   let conditions = setCondition(status.conditions ?? [], condition(REACHABLE, d.reachable), d.now);
   conditions = setCondition(conditions, condition(DECLARATION_APPLIED, d.declaration), d.now);
-  const { observedGeneration: _g, reachable: _r, since: _s, lastSeen: _l, declaration: current, conditions: _c, ...agent } = status;
+  const {
+    observedGeneration: _g,
+    reachable: _r,
+    since: _s,
+    lastSeen: _l,
+    declaration: current,
+    conditions: _c,
+    ...agent
+  } = status;
   const declaration = { desiredGeneration: d.desiredGeneration, ...current };
   if (d.desiredGeneration === undefined) delete declaration.desiredGeneration;
   else declaration.desiredGeneration = d.desiredGeneration;
@@ -139,18 +158,28 @@ class NodeReconciler implements Reconciler {
     const heard = this.heartbeats.heardAt(name);
     const graceMs = gracePeriodMs(this.caches.meshes.get('mesh') as Mesh | undefined);
     const reach = reachabilityVerdict({
-      now, graceMs, lastHeartbeat: lastHeartbeat(heard, status.lastSeen, now), watchingSince: this.heartbeats.watchingSince(name) ?? now,
+      now,
+      graceMs,
+      lastHeartbeat: lastHeartbeat(heard, status.lastSeen, now),
+      watchingSince: this.heartbeats.watchingSince(name) ?? now,
       previous: findCondition(status.conditions, REACHABLE),
     });
     const decl = this.caches.declarations.get(name) as Declaration | undefined;
     const declaration = declarationVerdict({
-      desired: decl?.spec.generation, applied: status.declaration?.appliedGeneration, reachable: reach.status,
+      desired: decl?.spec.generation,
+      applied: status.declaration?.appliedGeneration,
+      reachable: reach.status,
       declarationApplied: findCondition(decl?.status?.conditions, 'Applied'),
       agentHoldsCurrent: decl !== undefined && decl.status?.observedGeneration === decl.metadata.generation,
     });
     const lastSeen = heard !== undefined ? rfc3339(heard) : status.lastSeen;
     const next = nextNodeStatus(status, {
-      lastSeen, reachable: reach, declaration, desiredGeneration: decl?.spec.generation, generation: node.metadata.generation ?? 0, now: rfc3339(now),
+      lastSeen,
+      reachable: reach,
+      declaration,
+      desiredGeneration: decl?.spec.generation,
+      generation: node.metadata.generation ?? 0,
+      now: rfc3339(now),
     });
     if (!isDeepStrictEqual(status, next)) await this.write(node, next);
     return reach.recheckInMs !== undefined ? { requeueAfter: Math.max(1, Math.ceil(reach.recheckInMs)) } : undefined;
@@ -162,8 +191,18 @@ class NodeReconciler implements Reconciler {
     const before = findCondition(node.status?.conditions, REACHABLE);
     const after = findCondition(next.conditions, REACHABLE);
     if (after && before?.status !== after.status) {
-      const msg = after.status === 'True' ? 'Marked Node reachable' : after.status === 'False' ? 'Marked Node unreachable' : 'Marked Node never seen';
-      this.logger.info(msg, { node: node.metadata.name, reason: after.reason, message: after.message, lastSeen: next.lastSeen });
+      const msg =
+        after.status === 'True'
+          ? 'Marked Node reachable'
+          : after.status === 'False'
+            ? 'Marked Node unreachable'
+            : 'Marked Node never seen';
+      this.logger.info(msg, {
+        node: node.metadata.name,
+        reason: after.reason,
+        message: after.message,
+        lastSeen: next.lastSeen,
+      });
     }
   }
 }

@@ -72,21 +72,35 @@ export function reachabilityVerdict(input: ReachabilityInput): ReachabilityDecis
   const { now, graceMs, lastHeartbeat, watchingSince, previous } = input;
   const grace = formatDuration(graceMs);
   if (lastHeartbeat === undefined) {
-    return { status: 'Unknown', reason: 'NeverSeen', message: 'no heartbeat has been received from the node\'s agent' };
+    return { status: 'Unknown', reason: 'NeverSeen', message: "no heartbeat has been received from the node's agent" };
   }
   const silentMs = now - lastHeartbeat;
   if (silentMs < graceMs) {
     const deadline = Math.max(lastHeartbeat, watchingSince) + graceMs;
-    return { status: 'True', reason: 'HeartbeatReceived', message: `heartbeats arrive within the grace period (${grace})`, recheckInMs: deadline - now };
+    return {
+      status: 'True',
+      reason: 'HeartbeatReceived',
+      message: `heartbeats arrive within the grace period (${grace})`,
+      recheckInMs: deadline - now,
+    };
   }
   const watchedMs = now - watchingSince;
   if (previous && watchedMs < graceMs) {
-    return { status: previous.status as Verdict['status'], reason: previous.reason, message: previous.message, recheckInMs: graceMs - watchedMs };
+    return {
+      status: previous.status as Verdict['status'],
+      reason: previous.reason,
+      message: previous.message,
+      recheckInMs: graceMs - watchedMs,
+    };
   }
   if (previous?.status === 'False' && previous.reason === 'HeartbeatMissed') {
     return { status: 'False', reason: previous.reason, message: previous.message };
   }
-  return { status: 'False', reason: 'HeartbeatMissed', message: `no heartbeat for ${formatDuration(silentMs)} (grace period ${grace})` };
+  return {
+    status: 'False',
+    reason: 'HeartbeatMissed',
+    message: `no heartbeat for ${formatDuration(silentMs)} (grace period ${grace})`,
+  };
 }
 
 /** What declarationVerdict decides from. */
@@ -110,14 +124,25 @@ export interface DeclarationInput {
  */
 export function declarationVerdict(input: DeclarationInput): Verdict {
   const { desired, applied } = input;
-  if (desired === undefined) return { status: 'Unknown', reason: 'NoDeclaration', message: 'the node has no Declaration yet' };
+  if (desired === undefined)
+    return { status: 'Unknown', reason: 'NoDeclaration', message: 'the node has no Declaration yet' };
   if (applied !== undefined && applied >= desired) {
     return { status: 'True', reason: 'Applied', message: `the node applied declaration generation ${desired}` };
   }
-  const last = applied === undefined ? 'the node has not applied any generation yet' : `the node last applied generation ${applied}`;
-  const failed = input.agentHoldsCurrent && input.declarationApplied?.status === 'False' && input.declarationApplied.reason === 'NotApplied';
+  const last =
+    applied === undefined
+      ? 'the node has not applied any generation yet'
+      : `the node last applied generation ${applied}`;
+  const failed =
+    input.agentHoldsCurrent &&
+    input.declarationApplied?.status === 'False' &&
+    input.declarationApplied.reason === 'NotApplied';
   if (failed) {
-    return { status: 'False', reason: 'NotApplied', message: `declaration generation ${desired} did not apply (${last}): ${input.declarationApplied!.message}` };
+    return {
+      status: 'False',
+      reason: 'NotApplied',
+      message: `declaration generation ${desired} did not apply (${last}): ${input.declarationApplied!.message}`,
+    };
   }
   const why = input.reachable === 'False' ? '; the node is unreachable and applies it when it returns' : '';
   return { status: 'False', reason: 'Pending', message: `declaration generation ${desired} is pending: ${last}${why}` };

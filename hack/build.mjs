@@ -6,7 +6,7 @@ import { build } from 'esbuild';
 import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 
 const entries = {
-  'meshctl': 'cli/main.ts',
+  meshctl: 'cli/main.ts',
   'mesh-control-plane': 'controllers/main.ts',
   'mesh-agent': 'agent/main.ts',
 };
@@ -43,7 +43,13 @@ const splitPlugin = {
 
 const built = Object.entries(entries).filter(([, src]) => existsSync(src));
 for (const [name, src] of built) {
-  await build({ ...common, entryPoints: { [name]: src }, outdir: 'dist', banner: banner(name), plugins: name === 'meshctl' ? [splitPlugin] : [] });
+  await build({
+    ...common,
+    entryPoints: { [name]: src },
+    outdir: 'dist',
+    banner: banner(name),
+    plugins: name === 'meshctl' ? [splitPlugin] : [],
+  });
 }
 for (const [src, name] of Object.entries(cliSplits)) {
   await build({ ...common, entryPoints: { [name]: `cli/${src.slice(2)}` }, outdir: 'dist', banner: banner(name) });

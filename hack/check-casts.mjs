@@ -12,9 +12,11 @@ function walk(dir) {
     if (statSync(p).isDirectory()) {
       if (name !== 'generated' && name !== 'node_modules') walk(p);
     } else if (name.endsWith('.ts') && !name.endsWith('.test.ts')) {
-      readFileSync(p, 'utf8').split('\n').forEach((line, i) => {
-        if (CAST.test(line)) found.push(`${p}:${i + 1}: ${line.trim()}`);
-      });
+      readFileSync(p, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (CAST.test(line)) found.push(`${p}:${i + 1}: ${line.trim()}`);
+        });
     }
   }
 }

@@ -35,7 +35,9 @@ function stem(file: string): string {
 }
 
 function loadSchemas(): Map<string, Json> {
-  const files = readdirSync(SCHEMAS).filter((f) => f.endsWith('.schema.json')).sort();
+  const files = readdirSync(SCHEMAS)
+    .filter((f) => f.endsWith('.schema.json'))
+    .sort();
   return new Map(files.map((f) => [f, JSON.parse(readFileSync(join(SCHEMAS, f), 'utf8')) as Json]));
 }
 

@@ -20,7 +20,9 @@ interface LockPackage {
 }
 
 test('no package that npm install fetches runs an install script, bar the prebuilt-binary picker esbuild', () => {
-  const lock = JSON.parse(readFileSync(`${ROOT}/package-lock.json`, 'utf8')) as { packages: Record<string, LockPackage> };
+  const lock = JSON.parse(readFileSync(`${ROOT}/package-lock.json`, 'utf8')) as {
+    packages: Record<string, LockPackage>;
+  };
   const scripted = Object.entries(lock.packages)
     .filter(([path, p]) => path !== '' && p.hasInstallScript && !PREBUILT_ONLY.has(path))
     .map(([path]) => path);
@@ -28,7 +30,10 @@ test('no package that npm install fetches runs an install script, bar the prebui
 });
 
 test('better-sqlite3 is an optional peer dependency, not one npm install adds', () => {
-  const pkg = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as Record<string, Record<string, unknown> | undefined>;
+  const pkg = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as Record<
+    string,
+    Record<string, unknown> | undefined
+  >;
   assert.equal(pkg.dependencies?.['better-sqlite3'], undefined);
   assert.equal(pkg.devDependencies?.['better-sqlite3'], undefined);
   assert.deepEqual(pkg.peerDependenciesMeta?.['better-sqlite3'], { optional: true });

@@ -24,28 +24,46 @@ function start(name, bin, args, ready) {
   // The agent runs with the V8 flag its shebang carries (see hack/build.mjs): `node file` does not read shebangs.
   const flags = bin === 'mesh-agent.js' ? ['--max-semi-space-size=1'] : [];
   // detached: a Ctrl-C in the terminal reaches this script only, which then stops each process once, in order.
-  const child = spawn(process.execPath, [...flags, join(dist, bin), ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(process.execPath, [...flags, join(dist, bin), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   const entry = { name, bin, args, ready, child };
   const i = children.findIndex((c) => c.name === name);
-  if (i >= 0) children[i] = entry; else children.push(entry);
+  if (i >= 0) children[i] = entry;
+  else children.push(entry);
   child.stdout.pipe(log);
   return new Promise((resolveReady, rejectReady) => {
     createInterface({ input: child.stderr }).on('line', (line) => {
       log.write(line + '\n');
       let event;
-      try { event = JSON.parse(line); } catch { return; }
+      try {
+        event = JSON.parse(line);
+      } catch {
+        return;
+      }
       if (event.level === 'error') console.error(`${name}: ${event.msg}${event.error ? `: ${event.error}` : ''}`);
       if (ready(event)) resolveReady(event);
     });
     child.on('exit', (code, signal) => {
-      rejectReady(new Error(`${name} exited (${signal ?? code}) before it was ready; see ${join(home, 'logs', `${name}.log`)}`));
+      rejectReady(
+        new Error(`${name} exited (${signal ?? code}) before it was ready; see ${join(home, 'logs', `${name}.log`)}`),
+      );
       if (stopping || !ready.done) return;
-      console.error(`\n${name} stopped (${signal ?? `exit ${code}`}).` + (name === 'control-plane'
-        ? ' Every node goes on running what it was last told; only change stops.' : ''));
-      console.error(name === 'control-plane' ? 'Press Enter to start it again; Ctrl-C stops everything.'
-        : `Press Enter to start ${name} again (the control plane stays as it is); Ctrl-C stops everything.`);
+      console.error(
+        `\n${name} stopped (${signal ?? `exit ${code}`}).` +
+          (name === 'control-plane' ? ' Every node goes on running what it was last told; only change stops.' : ''),
+      );
+      console.error(
+        name === 'control-plane'
+          ? 'Press Enter to start it again; Ctrl-C stops everything.'
+          : `Press Enter to start ${name} again (the control plane stays as it is); Ctrl-C stops everything.`,
+      );
     });
-  }).then((event) => { ready.done = true; return event; });
+  }).then((event) => {
+    ready.done = true;
+    return event;
+  });
 }
 
 /**
@@ -68,7 +86,9 @@ function restartStopped() {
 }
 
 function meshctl(meshconfig, ...args) {
-  return execFileSync(process.execPath, [join(dist, 'meshctl.js'), '--config', meshconfig, ...args], { encoding: 'utf8' });
+  return execFileSync(process.execPath, [join(dist, 'meshctl.js'), '--config', meshconfig, ...args], {
+    encoding: 'utf8',
+  });
 }
 
 async function converged(meshconfig, timeoutMs) {
@@ -88,10 +108,14 @@ function shutdown(code) {
   stopping = true;
   const agents = children.filter((c) => c.name !== 'control-plane');
   const cp = children.find((c) => c.name === 'control-plane');
-  const exited = (c) => new Promise((r) => (c.child.exitCode !== null || c.child.signalCode !== null ? r() : c.child.on('exit', r)));
+  const exited = (c) =>
+    new Promise((r) => (c.child.exitCode !== null || c.child.signalCode !== null ? r() : c.child.on('exit', r)));
   for (const a of agents) a.child.kill('SIGTERM');
   Promise.all(agents.map(exited))
-    .then(() => { cp?.child.kill('SIGTERM'); return cp ? exited(cp) : undefined; })
+    .then(() => {
+      cp?.child.kill('SIGTERM');
+      return cp ? exited(cp) : undefined;
+    })
     .then(() => process.exit(code));
 }
 process.on('SIGINT', () => shutdown(0));
@@ -99,21 +123,54 @@ process.on('SIGTERM', () => shutdown(0));
 
 async function main() {
   for (const bin of ['mesh-control-plane.js', 'mesh-agent.js', 'meshctl.js']) {
-    if (!existsSync(join(dist, bin))) fail(`dist/${bin} is missing: run \`npm install\` (it builds the binaries) or \`npm run build\``);
+    if (!existsSync(join(dist, bin)))
+      fail(`dist/${bin} is missing: run \`npm install\` (it builds the binaries) or \`npm run build\``);
   }
-  const serving = await start('control-plane', 'mesh-control-plane.js',
-    ['--data-dir', join(home, 'control-plane'), '--listen', listen], (e) => e.msg === 'Serving');
+  const serving = await start(
+    'control-plane',
+    'mesh-control-plane.js',
+    ['--data-dir', join(home, 'control-plane'), '--listen', listen],
+    (e) => e.msg === 'Serving',
+  );
   const meshconfig = serving.meshconfig;
   // A restart (Enter) must come back on the same port: the agents keep the URL they were given.
-  children.find((c) => c.name === 'control-plane').args = ['--data-dir', join(home, 'control-plane'), '--listen', listen.replace(/:\d+$/, `:${serving.port}`)];
+  children.find((c) => c.name === 'control-plane').args = [
+    '--data-dir',
+    join(home, 'control-plane'),
+    '--listen',
+    listen.replace(/:\d+$/, `:${serving.port}`),
+  ];
   for (const node of nodes) mkdirSync(join(home, 'nodes', node, 'root'), { recursive: true });
-  await Promise.all(nodes.map((node) => start(node, 'mesh-agent.js', [
-    'run', '--state-dir', join(home, 'nodes', node, 'state'), '--root', join(home, 'nodes', node, 'root'),
-    '--name', node, '--site', 'local', '--config', meshconfig, '--stop-services-on-exit',
-    '--reconcile-interval', '2s', '--heartbeat-interval', '5s',
-  ], (e) => e.msg === 'Started agent')));
+  await Promise.all(
+    nodes.map((node) =>
+      start(
+        node,
+        'mesh-agent.js',
+        [
+          'run',
+          '--state-dir',
+          join(home, 'nodes', node, 'state'),
+          '--root',
+          join(home, 'nodes', node, 'root'),
+          '--name',
+          node,
+          '--site',
+          'local',
+          '--config',
+          meshconfig,
+          '--stop-services-on-exit',
+          '--reconcile-interval',
+          '2s',
+          '--heartbeat-interval',
+          '5s',
+        ],
+        (e) => e.msg === 'Started agent',
+      ),
+    ),
+  );
   process.stdout.write(meshctl(meshconfig, 'apply', '-f', 'manifests/examples/'));
-  if (!(await converged(meshconfig, 60_000))) console.error('npm start: the nodes did not converge within 60 s; see `meshctl get assignments`');
+  if (!(await converged(meshconfig, 60_000)))
+    console.error('npm start: the nodes did not converge within 60 s; see `meshctl get assignments`');
   console.log(`\nA local mesh is running: the control plane at ${serving.url} and agents ${nodes.join(', ')}.\n`);
   console.log(meshctl(meshconfig, 'get', 'nodes'));
   console.log(meshctl(meshconfig, 'get', 'assignments'));
@@ -121,8 +178,12 @@ async function main() {
   console.log('Point meshctl (and kubectl) at it from another terminal:\n');
   console.log(`export MESHCONFIG=${meshconfig}`);
   console.log(`export PATH=${join(dist, 'bin')}:$PATH\n`);
-  console.log(`Then try: meshctl get nodes; tail -f ${join(home, 'nodes', 'node-a', 'root', 'srv', 'greeter', 'out.log')};`);
-  console.log(`kill the control plane (kill -9 ${children[0].child.pid}) and watch the greeter keep writing, then press Enter`);
+  console.log(
+    `Then try: meshctl get nodes; tail -f ${join(home, 'nodes', 'node-a', 'root', 'srv', 'greeter', 'out.log')};`,
+  );
+  console.log(
+    `kill the control plane (kill -9 ${children[0].child.pid}) and watch the greeter keep writing, then press Enter`,
+  );
   console.log('here to start it again. Ctrl-C stops everything.');
   createInterface({ input: process.stdin }).on('line', restartStopped);
 }

@@ -14,9 +14,15 @@ function find(dir, out = []) {
   return out;
 }
 const only = process.argv.slice(2);
-const files = only.length ? only : find('.').sort((a, b) => Number(a.includes('e2e')) - Number(b.includes('e2e')) || a.localeCompare(b));
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=180000', ...files], {
-  stdio: 'inherit',
-  env: { ...process.env, MESHCTL_TEST: '1' },
-});
+const files = only.length
+  ? only
+  : find('.').sort((a, b) => Number(a.includes('e2e')) - Number(b.includes('e2e')) || a.localeCompare(b));
+const r = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=180000', ...files],
+  {
+    stdio: 'inherit',
+    env: { ...process.env, MESHCTL_TEST: '1' },
+  },
+);
 process.exit(r.status ?? 1);

@@ -5,7 +5,13 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { Agent as HttpAgent, request as httpReq, type IncomingHttpHeaders, type IncomingMessage, type RequestOptions } from 'node:http';
+import {
+  Agent as HttpAgent,
+  request as httpReq,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type RequestOptions,
+} from 'node:http';
 import { Agent as HttpsAgent, request as httpsReq } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,7 +72,9 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
   const files = await ensureControlPlaneFiles({ dataDir, listenHost: '127.0.0.1' });
   const store = await openStore({ dir: controlPlanePaths(dataDir).store, ...opts.store });
   const extra = new Map(Object.entries(opts.tokens ?? {}).map(([t, id]) => [hashToken(t), id]));
-  const access = opts.meshAccess ? meshAccess({ store, adminTokenSha256: files.adminTokenSha256, caPem: files.ca.certPem }) : undefined;
+  const access = opts.meshAccess
+    ? meshAccess({ store, adminTokenSha256: files.adminTokenSha256, caPem: files.ca.certPem })
+    : undefined;
   const byTokens = bearerAuthenticator({ adminTokenSha256: files.adminTokenSha256, resolve: (h) => extra.get(h) });
   const app = createApp({
     store,
@@ -84,7 +92,13 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
   const config = loadMeshconfig(files.meshconfigPath);
   let stopped = false;
   return {
-    url: server.url, dataDir, meshconfigPath: files.meshconfigPath, config, adminToken: files.adminToken, store, app,
+    url: server.url,
+    dataDir,
+    meshconfigPath: files.meshconfigPath,
+    config,
+    adminToken: files.adminToken,
+    store,
+    app,
     request: (method, path, body, headers) => httpRequest(config, method, path, body, headers),
     async stop() {
       if (stopped) return;
@@ -125,12 +139,24 @@ export interface ControlPlaneProcess {
 /** Runs `controllers/main.ts` through tsx and waits for its `Serving` log line. */
 export async function spawnControlPlane(opts: SpawnOptions = {}): Promise<ControlPlaneProcess> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'meshctl-cp-'));
-  const args = ['--import', 'tsx', 'controllers/main.ts', '--data-dir', dataDir, '--listen', opts.listen ?? '127.0.0.1:0'];
+  const args = [
+    '--import',
+    'tsx',
+    'controllers/main.ts',
+    '--data-dir',
+    dataDir,
+    '--listen',
+    opts.listen ?? '127.0.0.1:0',
+  ];
   if (opts.insecure) args.push('--insecure-http');
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const ready = await waitForServing(() => out, exited, opts.timeoutMs ?? 20_000).catch((e: unknown) => {
     child.kill('SIGKILL');
@@ -144,22 +170,35 @@ export async function spawnControlPlane(opts: SpawnOptions = {}): Promise<Contro
     return code;
   };
   return {
-    pid: child.pid!, url: ready.url, dataDir, meshconfigPath, config: loadMeshconfig(meshconfigPath),
-    output: () => out, stop: () => finish('SIGTERM'), kill: () => finish('SIGKILL'),
+    pid: child.pid!,
+    url: ready.url,
+    dataDir,
+    meshconfigPath,
+    config: loadMeshconfig(meshconfigPath),
+    output: () => out,
+    stop: () => finish('SIGTERM'),
+    kill: () => finish('SIGKILL'),
   };
 }
 
-async function waitForServing(output: () => string, exited: Promise<number | null>, timeoutMs: number): Promise<{ url: string }> {
+async function waitForServing(
+  output: () => string,
+  exited: Promise<number | null>,
+  timeoutMs: number,
+): Promise<{ url: string }> {
   const deadline = Date.now() + timeoutMs;
   let exitCode: number | null | undefined;
-  void exited.then((c) => { exitCode = c; });
+  void exited.then((c) => {
+    exitCode = c;
+  });
   while (Date.now() < deadline) {
     for (const line of output().split('\n')) {
       if (!line.startsWith('{')) continue;
       const rec = JSON.parse(line) as { msg?: string; url?: string };
       if (rec.msg === 'Serving' && rec.url) return { url: rec.url };
     }
-    if (exitCode !== undefined) throw new Error(`mesh-control-plane exited with ${exitCode} before serving:\n${output()}`);
+    if (exitCode !== undefined)
+      throw new Error(`mesh-control-plane exited with ${exitCode} before serving:\n${output()}`);
     await new Promise((r) => setTimeout(r, 25));
   }
   throw new Error(`mesh-control-plane did not log "Serving" within ${timeoutMs} ms:\n${output()}`);
@@ -178,7 +217,13 @@ export interface HttpResult {
 const keepAlive = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
 
 /** Headers for a request: the admin token by default; a `null` value removes a header. */
-function requestOptions(config: ClientConfig, method: string, path: string, headers: Record<string, string | null>, reuse = false): RequestOptions & { ca?: string } {
+function requestOptions(
+  config: ClientConfig,
+  method: string,
+  path: string,
+  headers: Record<string, string | null>,
+  reuse = false,
+): RequestOptions & { ca?: string } {
   const u = new URL(path, config.server);
   const h: Record<string, string> = config.token ? { authorization: `Bearer ${config.token}` } : {};
   for (const [k, v] of Object.entries(headers)) {
@@ -186,7 +231,11 @@ function requestOptions(config: ClientConfig, method: string, path: string, head
     else h[k.toLowerCase()] = v;
   }
   return {
-    method, hostname: u.hostname.replace(/^\[|\]$/g, ''), port: u.port, path: u.pathname + u.search, headers: h,
+    method,
+    hostname: u.hostname.replace(/^\[|\]$/g, ''),
+    port: u.port,
+    path: u.pathname + u.search,
+    headers: h,
     agent: reuse ? (u.protocol === 'https:' ? keepAlive.https : keepAlive.http) : false,
     ...(config.caData ? { ca: config.caData } : {}),
   };
@@ -204,15 +253,25 @@ function encodeBody(body: unknown, headers: Record<string, string | null>): Buff
   if (body === undefined) return undefined;
   if (Buffer.isBuffer(body)) return body;
   if (typeof body === 'string') return Buffer.from(body);
-  if (!Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+  if (!Object.keys(headers).some((k) => k.toLowerCase() === 'content-type'))
+    headers['content-type'] = 'application/json';
   return Buffer.from(JSON.stringify(body));
 }
 
 /** One raw HTTP(S) request against `config.server` over a kept-alive connection (objects are sent as JSON; strings and Buffers as they are). */
-export async function httpRequest(config: ClientConfig, method: string, path: string, body?: unknown, headers: Record<string, string | null> = {}): Promise<HttpResult> {
+export async function httpRequest(
+  config: ClientConfig,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string | null> = {},
+): Promise<HttpResult> {
   const h = { ...headers };
   const buf = encodeBody(body, h);
-  if (buf && !Object.keys(h).some((k) => k.toLowerCase() === 'content-length' || k.toLowerCase() === 'transfer-encoding')) {
+  if (
+    buf &&
+    !Object.keys(h).some((k) => k.toLowerCase() === 'content-length' || k.toLowerCase() === 'transfer-encoding')
+  ) {
     h['content-length'] = String(buf.length);
   }
   const res = await send(config, requestOptions(config, method, path, h, true), buf);
@@ -220,7 +279,11 @@ export async function httpRequest(config: ClientConfig, method: string, path: st
   for await (const c of res) chunks.push(c as Buffer);
   const text = Buffer.concat(chunks).toString('utf8');
   let json: unknown;
-  try { json = JSON.parse(text); } catch { json = undefined; }
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
   return { status: res.statusCode ?? 0, headers: res.headers, text, json };
 }
 
@@ -238,7 +301,11 @@ export interface EventStream {
 }
 
 /** Opens a streaming GET (e.g. `?watch=1`) with the admin token. */
-export async function openStream(config: ClientConfig, path: string, headers: Record<string, string | null> = {}): Promise<EventStream> {
+export async function openStream(
+  config: ClientConfig,
+  path: string,
+  headers: Record<string, string | null> = {},
+): Promise<EventStream> {
   const res = await send(config, requestOptions(config, 'GET', path, headers), undefined);
   let raw = '';
   let pending = '';
@@ -258,7 +325,11 @@ export async function openStream(config: ClientConfig, path: string, headers: Re
     waiter?.();
   });
   const ended = new Promise<void>((resolve) => {
-    const finish = (): void => { done = true; waiter?.(); resolve(); };
+    const finish = (): void => {
+      done = true;
+      waiter?.();
+      resolve();
+    };
     res.once('end', finish);
     res.once('close', finish);
     res.once('error', finish);
@@ -269,7 +340,10 @@ export async function openStream(config: ClientConfig, path: string, headers: Re
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`no watch event within ${timeoutMs} ms; received so far: ${raw.slice(-500)}`);
       let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((r) => { waiter = r; timer = setTimeout(r, left); });
+      await new Promise<void>((r) => {
+        waiter = r;
+        timer = setTimeout(r, left);
+      });
       clearTimeout(timer);
       waiter = undefined;
     }

@@ -23,21 +23,32 @@ function section(text: string, name: string): Record<string, string> {
 }
 
 test('mesh-agent.service runs the agent from its state directory, restarts it, and leaves its services running', () => {
-  assert.deepEqual(readdirSync(DIR).filter((f) => f.endsWith('.service')), ['mesh-agent.service'], 'no unit for the control plane');
+  assert.deepEqual(
+    readdirSync(DIR).filter((f) => f.endsWith('.service')),
+    ['mesh-agent.service'],
+    'no unit for the control plane',
+  );
   const s = section(unit, 'Service');
   assert.equal(s.ExecStart, '/usr/bin/mesh-agent run --state-dir /var/lib/meshctl/agent');
   assert.equal(s.Restart, 'always');
   assert.equal(s.KillMode, 'process', 'a stop or restart signals only the agent; the control plane keeps running');
   assert.equal(section(unit, 'Install').WantedBy, 'multi-user.target');
-  for (const k of ['NoNewPrivileges', 'ProtectSystem', 'PrivateTmp', 'ProtectHome']) assert.equal(s[k], undefined, `${k} would constrain every supervised service`);
+  for (const k of ['NoNewPrivileges', 'ProtectSystem', 'PrivateTmp', 'ProtectHome'])
+    assert.equal(s[k], undefined, `${k} would constrain every supervised service`);
 });
 
 test('mesh-agent.service passes systemd-analyze verify', (t) => {
-  if (spawnSync('systemd-analyze', ['--version']).status !== 0) { t.skip('systemd-analyze is not installed'); return; }
+  if (spawnSync('systemd-analyze', ['--version']).status !== 0) {
+    t.skip('systemd-analyze is not installed');
+    return;
+  }
   const dir = mkdtempSync(join(tmpdir(), 'meshctl-unit-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   // verify insists that the binary exists: point ExecStart at one that does, keep everything else.
-  writeFileSync(join(dir, 'mesh-agent.service'), unit.replace('/usr/bin/mesh-agent', `${process.execPath} ${join(REPO_ROOT, 'agent', 'main.ts')}`));
+  writeFileSync(
+    join(dir, 'mesh-agent.service'),
+    unit.replace('/usr/bin/mesh-agent', `${process.execPath} ${join(REPO_ROOT, 'agent', 'main.ts')}`),
+  );
   const r = spawnSync('systemd-analyze', ['verify', join(dir, 'mesh-agent.service')], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stderr.trim(), '');

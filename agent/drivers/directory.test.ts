@@ -20,7 +20,10 @@ test('Directory: mkdir -p with mode, then in sync; mode drift is corrected', asy
     const { chmodSync } = await import('node:fs');
     chmodSync(p, 0o777);
     const drift = await directoryDriver.observe(spec, rctx(h));
-    assert.deepEqual(directoryDriver.diff(spec, drift).map((c) => c.field), ['mode']);
+    assert.deepEqual(
+      directoryDriver.diff(spec, drift).map((c) => c.field),
+      ['mode'],
+    );
     await directoryDriver.apply(spec, rctx(h), drift);
     assert.equal(statSync(p).mode & 0o7777, 0o750);
   } finally {

@@ -22,11 +22,21 @@ export interface DirectoryObserved extends Observed {
  * Observes a path with lstat (shared with the file driver). Synchronous on purpose: a stat of a cached
  * inode costs microseconds, less than the thread-pool round trip of the async call.
  */
-export function lstatPath(abs: string): DirectoryObserved & { size?: number; ino?: number; mtimeMs?: number; ctimeMs?: number } {
+export function lstatPath(
+  abs: string,
+): DirectoryObserved & { size?: number; ino?: number; mtimeMs?: number; ctimeMs?: number } {
   const st = lstatSync(abs, { throwIfNoEntry: false });
   if (!st) return { exists: false };
   const type = st.isDirectory() ? 'directory' : st.isFile() ? 'file' : st.isSymbolicLink() ? 'symlink' : 'other';
-  return { exists: true, type, mode: st.mode & 0o7777, size: st.size, ino: st.ino, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs };
+  return {
+    exists: true,
+    type,
+    mode: st.mode & 0o7777,
+    size: st.size,
+    ino: st.ino,
+    mtimeMs: st.mtimeMs,
+    ctimeMs: st.ctimeMs,
+  };
 }
 
 function checkSpec(spec: DirectorySpec): void {
@@ -47,9 +57,13 @@ export const directoryDriver: Driver<DirectorySpec, DirectoryObserved> = {
   diff(spec, observed) {
     const changes: Change[] = [];
     if (!observed.exists) return [{ field: 'path', message: `directory ${spec.path} is absent` }];
-    if (observed.type !== 'directory') return [{ field: 'path', message: `${spec.path} is a ${observed.type}, not a directory` }];
+    if (observed.type !== 'directory')
+      return [{ field: 'path', message: `${spec.path} is a ${observed.type}, not a directory` }];
     if (spec.mode !== undefined && observed.mode !== parseMode(spec.mode)) {
-      changes.push({ field: 'mode', message: `mode ${formatMode(observed.mode ?? 0)} → ${formatMode(parseMode(spec.mode))}` });
+      changes.push({
+        field: 'mode',
+        message: `mode ${formatMode(observed.mode ?? 0)} → ${formatMode(parseMode(spec.mode))}`,
+      });
     }
     return changes;
   },
@@ -57,7 +71,8 @@ export const directoryDriver: Driver<DirectorySpec, DirectoryObserved> = {
   async apply(spec, ctx, observed) {
     checkSpec(spec);
     const abs = await resolveUnderRoot(ctx.root, spec.path);
-    if (observed.exists && observed.type !== 'directory') throw new Error(`${spec.path} exists and is a ${observed.type}, not a directory`);
+    if (observed.exists && observed.type !== 'directory')
+      throw new Error(`${spec.path} exists and is a ${observed.type}, not a directory`);
     const mode = spec.mode === undefined ? DEFAULT_DIRECTORY_MODE : parseMode(spec.mode);
     await mkdir(abs, { recursive: true, mode });
     if (!observed.exists || spec.mode !== undefined) await chmod(abs, mode);
@@ -71,9 +86,13 @@ export const directoryDriver: Driver<DirectorySpec, DirectoryObserved> = {
       const code = errnoCode(e);
       if (code === 'ENOENT') return;
       if (code === 'ENOTEMPTY' || code === 'EEXIST') {
-        return { retained: true, message: `directory ${spec.path} is not empty: left in place (it holds entries this resource does not own)` };
+        return {
+          retained: true,
+          message: `directory ${spec.path} is not empty: left in place (it holds entries this resource does not own)`,
+        };
       }
-      if (code === 'ENOTDIR') return { retained: true, message: `${spec.path} is no longer a directory: left in place` };
+      if (code === 'ENOTDIR')
+        return { retained: true, message: `${spec.path} is no longer a directory: left in place` };
       throw e;
     }
   },

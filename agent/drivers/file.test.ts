@@ -20,7 +20,10 @@ test('File: creates with content and mode, then is in sync', async () => {
     mkdirSync(join(h.root, 'etc'));
     const spec: FileSpec = { path: '/etc/app.conf', content: 'a=1\n', mode: '0640' };
     const before = await fileDriver.observe(spec, rctx(h));
-    assert.deepEqual(fileDriver.diff(spec, before).map((c) => c.field), ['path']);
+    assert.deepEqual(
+      fileDriver.diff(spec, before).map((c) => c.field),
+      ['path'],
+    );
     const after = await converge(h, spec);
     assert.equal(readFileSync(join(h.root, 'etc/app.conf'), 'utf8'), 'a=1\n');
     assert.equal(statSync(join(h.root, 'etc/app.conf')).mode & 0o7777, 0o640);
@@ -42,7 +45,10 @@ test('File: replaces atomically (new inode, no temp files left) and fixes drift 
     assert.equal(o.sha256, undefined, 'size differs: the content is not read');
     const vouched = await fileDriver.observe(v2, rctx(h), { ...first, sha256: 'recorded' });
     assert.equal(vouched.sha256, 'recorded', 'unchanged lstat facts: the recorded hash is trusted, nothing is read');
-    assert.deepEqual(fileDriver.diff(v2, o).map((c) => c.field), ['content']);
+    assert.deepEqual(
+      fileDriver.diff(v2, o).map((c) => c.field),
+      ['content'],
+    );
     await fileDriver.apply(v2, rctx(h), o);
     assert.equal(readFileSync(p, 'utf8'), 'version two\n');
     assert.notEqual(statSync(p).ino, ino, 'rename gave a new inode: readers never saw a partial file');
@@ -51,7 +57,10 @@ test('File: replaces atomically (new inode, no temp files left) and fixes drift 
     const { chmodSync } = await import('node:fs');
     chmodSync(p, 0o666);
     const drift = await fileDriver.observe(v2, rctx(h), first);
-    assert.deepEqual(fileDriver.diff(v2, drift).map((c) => c.field), ['content', 'mode']);
+    assert.deepEqual(
+      fileDriver.diff(v2, drift).map((c) => c.field),
+      ['content', 'mode'],
+    );
     await converge(h, v2);
     assert.equal(readFileSync(p, 'utf8'), 'version two\n');
     assert.equal(statSync(p).mode & 0o7777, 0o600);
@@ -64,10 +73,16 @@ test('File: fails clearly when the parent directory is missing or the path escap
   const h = tempHost();
   try {
     const spec: FileSpec = { path: '/missing/app.conf', content: 'x' };
-    await assert.rejects(fileDriver.apply(spec, rctx(h), await fileDriver.observe(spec, rctx(h))), /parent directory \/missing .*does not exist/);
+    await assert.rejects(
+      fileDriver.apply(spec, rctx(h), await fileDriver.observe(spec, rctx(h))),
+      /parent directory \/missing .*does not exist/,
+    );
     symlinkSync(h.dir, join(h.root, 'up'));
     await assert.rejects(fileDriver.observe({ path: '/up/evil', content: 'x' }, rctx(h)), /outside the root/);
-    await assert.rejects(fileDriver.observe({ path: '/c', contentFrom: { certificate: 'web', key: 'cert' } }, rctx(h)), /was not resolved/);
+    await assert.rejects(
+      fileDriver.observe({ path: '/c', contentFrom: { certificate: 'web', key: 'cert' } }, rctx(h)),
+      /was not resolved/,
+    );
   } finally {
     h.cleanup();
   }

@@ -75,9 +75,13 @@ export const fileDriver: Driver<FileSpec, FileObserved> = {
     if (!observed.exists) return [{ field: 'path', message: `file ${spec.path} is absent` }];
     if (observed.type !== 'file') return [{ field: 'path', message: `${spec.path} is a ${observed.type}, not a file` }];
     const changes: Change[] = [];
-    if (observed.sha256 !== desiredHash(spec)) changes.push({ field: 'content', message: `content of ${spec.path} differs` });
+    if (observed.sha256 !== desiredHash(spec))
+      changes.push({ field: 'content', message: `content of ${spec.path} differs` });
     if (spec.mode !== undefined && observed.mode !== parseMode(spec.mode)) {
-      changes.push({ field: 'mode', message: `mode ${formatMode(observed.mode ?? 0)} → ${formatMode(parseMode(spec.mode))}` });
+      changes.push({
+        field: 'mode',
+        message: `mode ${formatMode(observed.mode ?? 0)} → ${formatMode(parseMode(spec.mode))}`,
+      });
     }
     return changes;
   },
@@ -94,7 +98,10 @@ export const fileDriver: Driver<FileSpec, FileObserved> = {
     try {
       await writeFileAtomic(abs, content, { mode });
     } catch (e) {
-      if (errnoCode(e) === 'ENOENT') throw new Error(`parent directory ${dirname(spec.path)} of ${spec.path} does not exist (declare a Directory before this File)`);
+      if (errnoCode(e) === 'ENOENT')
+        throw new Error(
+          `parent directory ${dirname(spec.path)} of ${spec.path} does not exist (declare a Directory before this File)`,
+        );
       throw e;
     }
   },

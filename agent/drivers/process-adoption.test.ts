@@ -19,7 +19,9 @@ function agentProcess(stateDir: string) {
     const st = await sup.ensure('svc', { command: [process.execPath, '-e', ${JSON.stringify(tick)}], env: {}, cwd: '/', restart: 'always', fingerprint: 'f1' });
     console.log(JSON.stringify({ pid: st.pid }));
     setInterval(() => {}, 1e9);`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const pid = new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
@@ -47,7 +49,13 @@ test('process: after the agent is SIGKILLed, its service keeps running and loggi
     await new Promise((r) => setTimeout(r, 150));
     assert.ok(isAlive(servicePid), 'the service outlived its agent');
     assert.ok(statSync(logPath(h.stateDir, 'svc')).size > size, 'and still writes its log file');
-    const st = await sup.ensure('svc', { command: [process.execPath, '-e', tick], env: {}, cwd: '/', restart: 'always', fingerprint: 'f1' });
+    const st = await sup.ensure('svc', {
+      command: [process.execPath, '-e', tick],
+      env: {},
+      cwd: '/',
+      restart: 'always',
+      fingerprint: 'f1',
+    });
     assert.equal(st.pid, servicePid, 'adopted, not started twice');
     assert.equal(st.adopted, true);
     await sup.stop('svc');

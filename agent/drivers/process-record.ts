@@ -91,7 +91,11 @@ let bootId: string | undefined;
 /** This boot's id (/proc/sys/kernel/random/boot_id), or '' where the kernel does not provide one. */
 export function currentBootId(): string {
   if (bootId === undefined) {
-    try { bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(); } catch { bootId = ''; }
+    try {
+      bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    } catch {
+      bootId = '';
+    }
   }
   return bootId;
 }

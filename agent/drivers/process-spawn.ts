@@ -28,7 +28,12 @@ async function assertDirectory(cwd: string): Promise<void> {
 }
 
 /** Spawns a service process with its output appended to its log file; rejects when it cannot start. */
-export async function spawnService(opts: { stateDir: string; id: string; spec: ProcessSpec; baseEnv: Record<string, string> }): Promise<Spawned> {
+export async function spawnService(opts: {
+  stateDir: string;
+  id: string;
+  spec: ProcessSpec;
+  baseEnv: Record<string, string>;
+}): Promise<Spawned> {
   const { spec } = opts;
   const [file, ...args] = spec.command;
   if (file === undefined || file === '') throw new Error('Service command must not be empty');
@@ -38,7 +43,12 @@ export async function spawnService(opts: { stateDir: string; id: string; spec: P
   try {
     // detached: the service leads its own session and process group, so that stopping it stops what it
     // started too (terminate signals the group), and a Ctrl-C meant for the agent does not reach it.
-    child = spawn(file, args, { cwd: spec.cwd, env: { ...opts.baseEnv, ...spec.env }, stdio: ['ignore', fd, fd], detached: true });
+    child = spawn(file, args, {
+      cwd: spec.cwd,
+      env: { ...opts.baseEnv, ...spec.env },
+      stdio: ['ignore', fd, fd],
+      detached: true,
+    });
   } finally {
     closeSync(fd);
   }

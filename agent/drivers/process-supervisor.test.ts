@@ -12,8 +12,14 @@ const node = process.execPath;
 const forever = 'setInterval(()=>{},1e9)';
 /** A poll interval a FakeClock never reaches. */
 const NEVER = 1e12;
-const spec = (script: string, fingerprint = script, extra: Partial<ProcessSpec> = {}, cwd = '/'): ProcessSpec =>
-  ({ command: [node, '-e', script], env: {}, cwd, restart: 'always', fingerprint, ...extra });
+const spec = (script: string, fingerprint = script, extra: Partial<ProcessSpec> = {}, cwd = '/'): ProcessSpec => ({
+  command: [node, '-e', script],
+  env: {},
+  cwd,
+  restart: 'always',
+  fingerprint,
+  ...extra,
+});
 
 function alive(pid: number | undefined): boolean {
   if (pid === undefined) return false;
@@ -25,7 +31,11 @@ function alive(pid: number | undefined): boolean {
   }
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 5000): Promise<T> {
+async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  ms = 5000,
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await fn();
@@ -41,10 +51,21 @@ function setup(opts: Partial<ProcessSupervisorOptions> = {}) {
   const pids = new Set<number>();
   const logger = memoryLogger();
   const make = (more: Partial<ProcessSupervisorOptions> = {}) =>
-    createProcessSupervisor({ stateDir: h.stateDir, logger, backoff: { initialMs: 50, maxMs: 400, resetAfterMs: 500 }, stopGraceMs: 300, pollMs: 50, ...opts, ...more });
+    createProcessSupervisor({
+      stateDir: h.stateDir,
+      logger,
+      backoff: { initialMs: 50, maxMs: 400, resetAfterMs: 500 },
+      stopGraceMs: 300,
+      pollMs: 50,
+      ...opts,
+      ...more,
+    });
   const sup = make();
   const cleanup = async (...sups: Array<ReturnType<typeof make>>) => {
-    for (const s of [sup, ...sups]) { await s.stopAll().catch(() => {}); s.close(); }
+    for (const s of [sup, ...sups]) {
+      await s.stopAll().catch(() => {});
+      s.close();
+    }
     for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
     h.cleanup();
   };
@@ -58,7 +79,9 @@ test('process: starts, captures stdout and stderr in the log file, keeps a pid f
     t.pids.add(st.pid!);
     assert.equal(st.phase, 'running');
     assert.ok(alive(st.pid));
-    await until('log lines', () => /hello out[\s\S]*hello err|hello err[\s\S]*hello out/.test(readFileSync(logPath(t.h.stateDir, 'web'), 'utf8')));
+    await until('log lines', () =>
+      /hello out[\s\S]*hello err|hello err[\s\S]*hello out/.test(readFileSync(logPath(t.h.stateDir, 'web'), 'utf8')),
+    );
     const rec = JSON.parse(readFileSync(recordPath(t.h.stateDir, 'web'), 'utf8'));
     assert.equal(rec.pid, st.pid);
     assert.deepEqual(rec.command, st.pid && procArgv(st.pid));
@@ -73,7 +96,10 @@ test('process: restarts after being killed, with exponential backoff that resets
   const clock = new FakeClock();
   const delays: number[] = [];
   const setTimer = clock.setTimeout.bind(clock);
-  clock.setTimeout = (fn, ms) => { if (ms !== NEVER) delays.push(ms); return setTimer(fn, ms); };
+  clock.setTimeout = (fn, ms) => {
+    if (ms !== NEVER) delays.push(ms);
+    return setTimer(fn, ms);
+  };
   const t = setup({ backoff: { initialMs: 40, maxMs: 160, resetAfterMs: 400 }, pollMs: NEVER, clock });
   /** Waits until `id` waits out its restart delay (its timer is set beside the poller's), then lets it pass. */
   const restartDue = async (id: string): Promise<void> => {
@@ -85,7 +111,10 @@ test('process: restarts after being killed, with exponential backoff that resets
     t.pids.add(first.pid!);
     process.kill(first.pid!, 'SIGKILL');
     await restartDue('svc');
-    const second = await until('restart', async () => { const s = await t.sup.inspect('svc'); return s?.phase === 'running' && s.pid !== first.pid && s; });
+    const second = await until('restart', async () => {
+      const s = await t.sup.inspect('svc');
+      return s?.phase === 'running' && s.pid !== first.pid && s;
+    });
     t.pids.add(second.pid!);
     assert.equal(second.restarts, 1);
     assert.equal(second.lastExit?.signal, 'SIGKILL');
@@ -97,7 +126,10 @@ test('process: restarts after being killed, with exponential backoff that resets
     clock.advance(450);
     process.kill(second.pid!, 'SIGKILL');
     await restartDue('svc');
-    await until('restart after a long run', async () => { const s = await t.sup.inspect('svc'); return s?.phase === 'running' && s.pid !== second.pid && s; });
+    await until('restart after a long run', async () => {
+      const s = await t.sup.inspect('svc');
+      return s?.phase === 'running' && s.pid !== second.pid && s;
+    });
     assert.equal(delays.at(-1), 40, 'the delay reset after the process stayed up longer than resetAfterMs');
   } finally {
     await t.cleanup();
@@ -107,9 +139,14 @@ test('process: restarts after being killed, with exponential backoff that resets
 test('process: stop sends SIGTERM, then SIGKILL after the grace period, and forgets the service', async () => {
   const t = setup();
   try {
-    const st = await t.sup.ensure('stubborn', spec(`process.on('SIGTERM', () => console.log('ignoring TERM')); ${forever}`));
+    const st = await t.sup.ensure(
+      'stubborn',
+      spec(`process.on('SIGTERM', () => console.log('ignoring TERM')); ${forever}`),
+    );
     t.pids.add(st.pid!);
-    await until('handler installed', () => readFileSync(logPath(t.h.stateDir, 'stubborn'), 'utf8').includes('starting'));
+    await until('handler installed', () =>
+      readFileSync(logPath(t.h.stateDir, 'stubborn'), 'utf8').includes('starting'),
+    );
     await new Promise((r) => setTimeout(r, 150));
     const t0 = Date.now();
     await t.sup.stop('stubborn');
@@ -133,7 +170,10 @@ test('process: a spec change restarts it with the new command', async () => {
     assert.notEqual(v2.pid, v1.pid);
     assert.equal(alive(v1.pid), false);
     assert.match(procArgv(v2.pid!)!.join(' '), /v2/);
-    await assert.rejects(t.sup.ensure('bad', spec(forever, 'x', {}, '/does/not/exist')), /working directory .* does not exist/);
+    await assert.rejects(
+      t.sup.ensure('bad', spec(forever, 'x', {}, '/does/not/exist')),
+      /working directory .* does not exist/,
+    );
     await assert.rejects(t.sup.ensure('bad', { ...spec(forever), command: ['/no/such/binary'] }), /could not start/);
   } finally {
     await t.cleanup();
@@ -152,7 +192,10 @@ test('process: a new supervisor on the same state dir adopts the running process
     assert.equal(adopted?.adopted, true);
     assert.equal((await b.ensure('kept', spec(forever))).pid, st.pid, 'same spec: no duplicate');
     process.kill(st.pid!, 'SIGKILL');
-    const restarted = await until('restart of the adopted process', async () => { const s = await b.inspect('kept'); return s?.phase === 'running' && s.pid !== st.pid && s; });
+    const restarted = await until('restart of the adopted process', async () => {
+      const s = await b.inspect('kept');
+      return s?.phase === 'running' && s.pid !== st.pid && s;
+    });
     t.pids.add(restarted.pid!);
     assert.equal(restarted.adopted, false);
   } finally {
@@ -176,14 +219,24 @@ test('process: logs are rotated at the size cap', async () => {
 test('process: stopping a service stops what it started too (its own process group)', async () => {
   const t = setup();
   try {
-    const st = await t.sup.ensure('tree', { command: ['sh', '-c', `${node} -e "${forever}" & wait`], env: {}, cwd: '/', restart: 'always', fingerprint: 'tree' });
+    const st = await t.sup.ensure('tree', {
+      command: ['sh', '-c', `${node} -e "${forever}" & wait`],
+      env: {},
+      cwd: '/',
+      restart: 'always',
+      fingerprint: 'tree',
+    });
     t.pids.add(st.pid!);
-    const child = await until('the service\'s child', () => {
+    const child = await until("the service's child", () => {
       const out = readFileSync(`/proc/${st.pid}/task/${st.pid}/children`, 'utf8').trim();
       return out ? Number(out.split(' ')[0]) : undefined;
     });
     t.pids.add(child);
-    assert.equal(readFileSync(`/proc/${child}/stat`, 'utf8').split(') ')[1].split(' ')[2], String(st.pid), 'the child is in the service\'s group');
+    assert.equal(
+      readFileSync(`/proc/${child}/stat`, 'utf8').split(') ')[1].split(' ')[2],
+      String(st.pid),
+      "the child is in the service's group",
+    );
     await t.sup.stop('tree');
     assert.equal(alive(st.pid), false);
     assert.equal(alive(child), false, 'the child was stopped with its service, not left to init');
@@ -196,7 +249,13 @@ test('process: a new supervisor adopts a service whose argv no longer matches it
   const t = setup();
   try {
     // `sh -c 'exec node …'` replaces the shell: /proc/<pid>/cmdline is node's, not the declared command.
-    const declared = { command: ['sh', '-c', `exec ${node} -e "${forever}"`], env: {}, cwd: '/', restart: 'always' as const, fingerprint: 'exec' };
+    const declared = {
+      command: ['sh', '-c', `exec ${node} -e "${forever}"`],
+      env: {},
+      cwd: '/',
+      restart: 'always' as const,
+      fingerprint: 'exec',
+    };
     const st = await t.sup.ensure('exec', declared);
     t.pids.add(st.pid!);
     await until('the exec', () => (procArgv(st.pid!) ?? [])[0] === node);

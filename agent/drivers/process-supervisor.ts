@@ -11,7 +11,12 @@ import { logPath, rotateLog } from './log-file.ts';
 import { currentBootId, deleteRecord, isSameProcess, readRecord, writeRecord } from './process-record.ts';
 import { spawnService } from './process-spawn.ts';
 import {
-  DEFAULT_BACKOFF, type ProcessPhase, type ProcessSpec, type ProcessStatus, type ProcessSupervisor, type ProcessSupervisorOptions,
+  DEFAULT_BACKOFF,
+  type ProcessPhase,
+  type ProcessSpec,
+  type ProcessStatus,
+  type ProcessSupervisor,
+  type ProcessSupervisorOptions,
 } from './process-types.ts';
 
 export * from './process-types.ts';
@@ -43,21 +48,40 @@ export function createProcessSupervisor(opts: ProcessSupervisorOptions): Process
   let closed = false;
 
   const status = (e: Entry): ProcessStatus => ({
-    id: e.id, phase: e.phase, pid: e.pid, fingerprint: e.spec.fingerprint, adopted: e.adopted, restarts: e.restarts, lastExit: e.lastExit,
+    id: e.id,
+    phase: e.phase,
+    pid: e.pid,
+    fingerprint: e.spec.fingerprint,
+    adopted: e.adopted,
+    restarts: e.restarts,
+    lastExit: e.lastExit,
   });
 
-  const alive = (e: Entry): boolean => (e.child
-    ? e.child.exitCode === null && e.child.signalCode === null
-    : e.pid !== undefined && isSameProcess(e.pid, e.startTime));
+  const alive = (e: Entry): boolean =>
+    e.child
+      ? e.child.exitCode === null && e.child.signalCode === null
+      : e.pid !== undefined && isSameProcess(e.pid, e.startTime);
 
   /** Queues a pid-file write; the returned promise rejects on failure (the queue itself never does). */
   function persist(e: Entry): Promise<void> {
-    const write = e.writes.then(() => writeRecord(stateDir, {
-      id: e.id, pid: e.pid ?? 0, startTime: e.startTime, bootId: currentBootId(), command: e.spec.command, env: e.spec.env, cwd: e.spec.cwd,
-      restart: e.spec.restart, fingerprint: e.spec.fingerprint, startedAt: new Date(e.startedAtMs).toISOString(),
-      exited: e.phase === 'exited' ? e.lastExit : undefined,
-    }));
-    e.writes = write.catch((err: unknown) => logger.error('Failed to write pid file', { id: e.id, error: String(err) }));
+    const write = e.writes.then(() =>
+      writeRecord(stateDir, {
+        id: e.id,
+        pid: e.pid ?? 0,
+        startTime: e.startTime,
+        bootId: currentBootId(),
+        command: e.spec.command,
+        env: e.spec.env,
+        cwd: e.spec.cwd,
+        restart: e.spec.restart,
+        fingerprint: e.spec.fingerprint,
+        startedAt: new Date(e.startedAtMs).toISOString(),
+        exited: e.phase === 'exited' ? e.lastExit : undefined,
+      }),
+    );
+    e.writes = write.catch((err: unknown) =>
+      logger.error('Failed to write pid file', { id: e.id, error: String(err) }),
+    );
     return write;
   }
 
@@ -75,13 +99,19 @@ export function createProcessSupervisor(opts: ProcessSupervisorOptions): Process
       child.removeAllListeners('exit');
       child.kill('SIGKILL');
       Object.assign(e, { child: undefined, pid: undefined });
-      throw new Error(`started ${e.id} but could not record its pid file, so stopped it again: ${(err as Error).message}`);
+      throw new Error(
+        `started ${e.id} but could not record its pid file, so stopped it again: ${(err as Error).message}`,
+      );
     }
     logger.info('Started service process', { id: e.id, pid, command: e.spec.command });
   }
 
   function onExit(e: Entry, code: number | null, signal: string | null): void {
-    Object.assign(e, { child: undefined, pid: undefined, lastExit: { code, signal, at: new Date(clock.now()).toISOString() } });
+    Object.assign(e, {
+      child: undefined,
+      pid: undefined,
+      lastExit: { code, signal, at: new Date(clock.now()).toISOString() },
+    });
     if (e.phase === 'stopping') return;
     if (shouldStayDown(e.spec.restart, code)) {
       e.phase = 'exited';
@@ -108,7 +138,14 @@ export function createProcessSupervisor(opts: ProcessSupervisorOptions): Process
   }
 
   const newEntry = (id: string, spec: ProcessSpec): Entry => ({
-    id, spec, phase: 'running', startTime: '', adopted: false, startedAtMs: 0, restarts: 0, writes: Promise.resolve(),
+    id,
+    spec,
+    phase: 'running',
+    startTime: '',
+    adopted: false,
+    startedAtMs: 0,
+    restarts: 0,
+    writes: Promise.resolve(),
     backoff: new Backoff({ baseMs: timings.initialMs, maxMs: timings.maxMs }),
   });
 
@@ -142,7 +179,8 @@ export function createProcessSupervisor(opts: ProcessSupervisorOptions): Process
     signalGroup(group, 'SIGTERM');
     if (await waitUntil(() => !groupAlive(group), graceMs)) return;
     signalGroup(group, 'SIGKILL');
-    if (!(await waitUntil(() => !groupAlive(group), 5000))) throw new Error(`service ${e.id} (process group ${group}) did not exit after SIGKILL`);
+    if (!(await waitUntil(() => !groupAlive(group), 5000)))
+      throw new Error(`service ${e.id} (process group ${group}) did not exit after SIGKILL`);
   }
 
   async function stop(id: string): Promise<void> {
@@ -163,13 +201,16 @@ export function createProcessSupervisor(opts: ProcessSupervisorOptions): Process
     for (const e of entries.values()) {
       if (e.phase === 'running' && e.adopted && !alive(e)) onExit(e, null, null);
       if (e.phase !== 'stopping') {
-        await rotateLog(logPath(stateDir, e.id), opts.logMaxBytes ?? 10 * 1024 * 1024)
-          .catch((err: unknown) => logger.error('Failed to rotate log', { id: e.id, error: String(err) }));
+        await rotateLog(logPath(stateDir, e.id), opts.logMaxBytes ?? 10 * 1024 * 1024).catch((err: unknown) =>
+          logger.error('Failed to rotate log', { id: e.id, error: String(err) }),
+        );
       }
     }
   }
   let poller = clock.setTimeout(function next() {
-    void poll().finally(() => { if (!closed) poller = clock.setTimeout(next, opts.pollMs ?? 1000); });
+    void poll().finally(() => {
+      if (!closed) poller = clock.setTimeout(next, opts.pollMs ?? 1000);
+    });
   }, opts.pollMs ?? 1000);
 
   return {
@@ -218,10 +259,19 @@ async function waitUntil(cond: () => boolean, ms: number): Promise<boolean> {
 
 /** Sends `sig` to a process group (absent is fine). */
 function signalGroup(pgid: number, sig: NodeJS.Signals): void {
-  try { process.kill(-pgid, sig); } catch { /* already gone */ }
+  try {
+    process.kill(-pgid, sig);
+  } catch {
+    /* already gone */
+  }
 }
 
 /** Whether any process of the group is still alive. */
 function groupAlive(pgid: number): boolean {
-  try { process.kill(-pgid, 0); return true; } catch { return false; }
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }

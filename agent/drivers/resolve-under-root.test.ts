@@ -19,7 +19,10 @@ test('absolute paths resolve under the root', async () => {
 test('relative paths, .. segments and NUL bytes are rejected with a clear error', async () => {
   const h = tempHost();
   try {
-    await assert.rejects(resolveUnderRoot(h.root, '../x'), (e: Error) => e instanceof PathEscapesRootError && /must be absolute/.test(e.message));
+    await assert.rejects(
+      resolveUnderRoot(h.root, '../x'),
+      (e: Error) => e instanceof PathEscapesRootError && /must be absolute/.test(e.message),
+    );
     await assert.rejects(resolveUnderRoot(h.root, '/etc/../../x'), /contains a '\.\.' segment/);
     await assert.rejects(resolveUnderRoot(h.root, 'etc/x'), /must be absolute/);
     await assert.rejects(resolveUnderRoot(h.root, '/etc/\0x'), /NUL/);

@@ -23,7 +23,8 @@ export function checkServiceSpec(spec: ServiceSpec): void {
     throw new Error('Service spec.command must be a non-empty array of strings');
   }
   for (const [k, v] of Object.entries(spec.env ?? {})) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) || typeof v !== 'string') throw new Error(`Service spec.env.${k}: invalid name or non-string value`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) || typeof v !== 'string')
+      throw new Error(`Service spec.env.${k}: invalid name or non-string value`);
   }
 }
 
@@ -35,7 +36,9 @@ export function serviceFingerprint(spec: ServiceSpec): string {
 }
 
 /** Creates the `process` service driver over the agent's supervisor. */
-export function createProcessServiceDriver(opts: { supervisor: ProcessSupervisor }): Driver<ServiceSpec, ProcessServiceObserved> {
+export function createProcessServiceDriver(opts: {
+  supervisor: ProcessSupervisor;
+}): Driver<ServiceSpec, ProcessServiceObserved> {
   const { supervisor } = opts;
   return {
     kind: 'Service',
@@ -50,15 +53,21 @@ export function createProcessServiceDriver(opts: { supervisor: ProcessSupervisor
 
     diff(spec, observed) {
       if (!observed.exists) return [{ field: 'process', message: 'service process is not running' }];
-      if (observed.fingerprint !== serviceFingerprint(spec)) return [{ field: 'spec', message: 'command, env, working directory or restart policy changed' }];
+      if (observed.fingerprint !== serviceFingerprint(spec))
+        return [{ field: 'spec', message: 'command, env, working directory or restart policy changed' }];
       return [];
     },
 
     async apply(spec, ctx) {
       checkServiceSpec(spec);
-      const cwd = spec.workingDirectory === undefined ? ctx.root : await resolveUnderRoot(ctx.root, spec.workingDirectory);
+      const cwd =
+        spec.workingDirectory === undefined ? ctx.root : await resolveUnderRoot(ctx.root, spec.workingDirectory);
       await supervisor.ensure(ctx.id, {
-        command: spec.command, env: spec.env ?? {}, cwd, restart: spec.restart ?? 'always', fingerprint: serviceFingerprint(spec),
+        command: spec.command,
+        env: spec.env ?? {},
+        cwd,
+        restart: spec.restart ?? 'always',
+        fingerprint: serviceFingerprint(spec),
       });
     },
 

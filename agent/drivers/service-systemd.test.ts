@@ -11,7 +11,9 @@ import type { ServiceSpec } from '../../api/v1alpha1/generated/host-resource.ts'
 function systemctlDouble(dir: string): { bin: string; calls(): string[] } {
   const bin = join(dir, 'systemctl');
   const log = join(dir, 'systemctl.calls');
-  writeFileSync(bin, `#!/bin/sh
+  writeFileSync(
+    bin,
+    `#!/bin/sh
 echo "$*" >> '${log}'
 state='${dir}/active-'
 case "$1" in
@@ -23,7 +25,8 @@ case "$1" in
   is-active) if [ -f "$state$2" ]; then cat "$state$2"; exit 0; else echo inactive; exit 3; fi ;;
   *) echo "unknown command $1" >&2; exit 1 ;;
 esac
-`);
+`,
+  );
   chmodSync(bin, 0o755);
   return { bin, calls: () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []) };
 }
@@ -38,7 +41,9 @@ const spec: ServiceSpec = {
 test('systemd: the rendered unit quotes ExecStart and Environment by systemd rules', () => {
   assert.equal(unitName('web/app-1'), 'meshctl-web-app\\x2d1.service');
   assert.equal(quoteExecArg('plain'), 'plain');
-  assert.equal(renderUnit(spec, 'meshctl-web.service'), `# Managed by meshctl (meshctl-web.service); local changes are overwritten.
+  assert.equal(
+    renderUnit(spec, 'meshctl-web.service'),
+    `# Managed by meshctl (meshctl-web.service); local changes are overwritten.
 [Unit]
 Description=meshctl service meshctl-web.service
 
@@ -52,7 +57,8 @@ RestartSec=1s
 
 [Install]
 WantedBy=multi-user.target
-`);
+`,
+  );
   assert.throws(() => renderUnit({ ...spec, command: ['-/bin/x'] }, 'u'), /prefix/);
 });
 
@@ -71,7 +77,11 @@ test('systemd: writes the unit under the root and drives systemctl through creat
 
     assert.deepEqual(await converge(spec), []);
     assert.equal(readFileSync(unitFile, 'utf8'), renderUnit(spec, 'meshctl-web.service'));
-    assert.deepEqual(sc.calls(), ['daemon-reload', 'enable --now meshctl-web.service', 'is-active meshctl-web.service']);
+    assert.deepEqual(sc.calls(), [
+      'daemon-reload',
+      'enable --now meshctl-web.service',
+      'is-active meshctl-web.service',
+    ]);
 
     const before = sc.calls().length;
     const inSync = await driver.observe(spec, ctx);
@@ -82,13 +92,22 @@ test('systemd: writes the unit under the root and drives systemctl through creat
     const changed = { ...spec, command: ['/usr/bin/app', '--v2'] };
     const c0 = sc.calls().length;
     assert.deepEqual(await converge(changed), []);
-    assert.deepEqual(sc.calls().slice(c0), ['is-active meshctl-web.service', 'daemon-reload', 'restart meshctl-web.service', 'is-active meshctl-web.service']);
+    assert.deepEqual(sc.calls().slice(c0), [
+      'is-active meshctl-web.service',
+      'daemon-reload',
+      'restart meshctl-web.service',
+      'is-active meshctl-web.service',
+    ]);
     assert.match(readFileSync(unitFile, 'utf8'), /^ExecStart=\/usr\/bin\/app --v2$/m);
 
     writeFileSync(join(h.dir, 'active-meshctl-web.service'), 'failed\n');
     const d0 = sc.calls().length;
     assert.deepEqual(await converge(changed), []);
-    assert.deepEqual(sc.calls().slice(d0), ['is-active meshctl-web.service', 'enable --now meshctl-web.service', 'is-active meshctl-web.service']);
+    assert.deepEqual(sc.calls().slice(d0), [
+      'is-active meshctl-web.service',
+      'enable --now meshctl-web.service',
+      'is-active meshctl-web.service',
+    ]);
 
     const r0 = sc.calls().length;
     await driver.remove(changed, ctx);

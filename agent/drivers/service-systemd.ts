@@ -29,7 +29,11 @@ export interface SystemdObserved extends Observed {
   active?: string;
 }
 
-interface Run { code: number; stdout: string; stderr: string }
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 function run(bin: string, args: string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
@@ -47,7 +51,8 @@ export function createSystemdServiceDriver(opts: SystemdDriverOptions = {}): Dri
   const unitPath = (root: string, unit: string): Promise<string> => resolveUnderRoot(root, posix.join(unitDir, unit));
   const systemctl = async (...args: string[]): Promise<void> => {
     const r = await run(bin, args);
-    if (r.code !== 0) throw new Error(`systemctl ${args.join(' ')} failed (exit ${r.code}): ${r.stderr.trim() || r.stdout.trim()}`);
+    if (r.code !== 0)
+      throw new Error(`systemctl ${args.join(' ')} failed (exit ${r.code}): ${r.stderr.trim() || r.stdout.trim()}`);
   };
 
   return {
@@ -70,8 +75,10 @@ export function createSystemdServiceDriver(opts: SystemdDriverOptions = {}): Dri
       const unit = observed.unit ?? '';
       if (!observed.exists) return [{ field: 'unit', message: `unit ${unit} is absent` }];
       const changes: Change[] = [];
-      if (observed.content !== renderUnit(spec, unit)) changes.push({ field: 'unit', message: `unit ${unit} differs from the spec` });
-      if (observed.active !== 'active') changes.push({ field: 'active', message: `unit ${unit} is ${observed.active || 'unknown'}` });
+      if (observed.content !== renderUnit(spec, unit))
+        changes.push({ field: 'unit', message: `unit ${unit} differs from the spec` });
+      if (observed.active !== 'active')
+        changes.push({ field: 'active', message: `unit ${unit} is ${observed.active || 'unknown'}` });
       return changes;
     },
 
@@ -106,6 +113,7 @@ export function createSystemdServiceDriver(opts: SystemdDriverOptions = {}): Dri
       await systemctl('daemon-reload');
     },
 
-    owns: (_spec, observed) => observed.exists && typeof observed.content === 'string' && observed.content.startsWith(UNIT_MARKER),
+    owns: (_spec, observed) =>
+      observed.exists && typeof observed.content === 'string' && observed.content.startsWith(UNIT_MARKER),
   };
 }

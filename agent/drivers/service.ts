@@ -23,7 +23,8 @@ export function createServiceDriver(opts: ServiceDriverOptions): Driver<ServiceS
   };
   const pick = (spec: ServiceSpec): Driver<ServiceSpec> => {
     const impl = impls[spec?.driver ?? 'process'];
-    if (!impl) throw new Error(`Service spec.driver must be "process" or "systemd", got ${JSON.stringify(spec?.driver)}`);
+    if (!impl)
+      throw new Error(`Service spec.driver must be "process" or "systemd", got ${JSON.stringify(spec?.driver)}`);
     return impl;
   };
   return {

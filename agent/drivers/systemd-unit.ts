@@ -20,7 +20,12 @@ export function unitName(id: string): string {
 }
 
 function escapeC(s: string): string {
-  return s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n').replace(/\t/g, '\\t').replace(/\r/g, '\\r');
+  return s
+    .replace(/\\/g, '\\\\')
+    .replace(/"/g, '\\"')
+    .replace(/\n/g, '\\n')
+    .replace(/\t/g, '\\t')
+    .replace(/\r/g, '\\r');
 }
 
 /** Quotes one ExecStart argument (specifiers and variables escaped; quoted when needed). */
@@ -39,7 +44,8 @@ const RESTART: Record<RestartPolicy, string> = { always: 'always', 'on-failure':
 /** Renders the unit file text for `spec` under the unit name `unit`. */
 export function renderUnit(spec: ServiceSpec, unit: string): string {
   const [exe] = spec.command;
-  if (exe !== undefined && /^[@\-:+!|]/.test(exe)) throw new Error(`Service command ${JSON.stringify(exe)} must not start with a systemd ExecStart prefix character`);
+  if (exe !== undefined && /^[@\-:+!|]/.test(exe))
+    throw new Error(`Service command ${JSON.stringify(exe)} must not start with a systemd ExecStart prefix character`);
   const wd = spec.workingDirectory;
   if (wd !== undefined && /[\n\r]/.test(wd)) throw new Error('Service workingDirectory must not contain line breaks');
   const env = Object.entries(spec.env ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

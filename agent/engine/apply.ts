@@ -16,7 +16,14 @@
 import type { DeclaredResource } from '../../api/v1alpha1/generated/declaration.ts';
 import type { RetryTracker } from './retry.ts';
 import type {
-  Driver, DriverContext, DriverRegistry, InventoryEntry, Observed, ResourceResult, ResultState, Step,
+  Driver,
+  DriverContext,
+  DriverRegistry,
+  InventoryEntry,
+  Observed,
+  ResourceResult,
+  ResultState,
+  Step,
 } from './types.ts';
 
 /** Access to the inventory: reads, and writes that resolve once durable. */
@@ -58,7 +65,12 @@ export async function applyPlan(input: ApplyInput): Promise<ResourceResult[]> {
   const results: ResourceResult[] = [];
   for (const step of input.steps) {
     const report: Report = (state, msg) => ({
-      id: step.id, kind: step.kind, owner: step.owner, action: step.action, state, ...(msg !== undefined ? { message: msg } : {}),
+      id: step.id,
+      kind: step.kind,
+      owner: step.owner,
+      action: step.action,
+      state,
+      ...(msg !== undefined ? { message: msg } : {}),
     });
     if (step.action === 'remove') {
       results.push(await removal(input, step, blocks, report));
@@ -71,10 +83,19 @@ export async function applyPlan(input: ApplyInput): Promise<ResourceResult[]> {
   return results;
 }
 
-async function declared(input: ApplyInput, desired: Map<string, DeclaredResource>, step: Step, blocks: Blocks, report: Report): Promise<ResourceResult> {
+async function declared(
+  input: ApplyInput,
+  desired: Map<string, DeclaredResource>,
+  step: Step,
+  blocks: Blocks,
+  report: Report,
+): Promise<ResourceResult> {
   const blocker = step.dependsOn?.find((d) => blocks.notApplied.has(d));
   if (blocker !== undefined) {
-    return report('DependencyFailed', `not attempted: it depends on ${blocker}, which is ${blocks.notApplied.get(blocker)}`);
+    return report(
+      'DependencyFailed',
+      `not attempted: it depends on ${blocker}, which is ${blocks.notApplied.get(blocker)}`,
+    );
   }
   if (step.action === 'noop') {
     input.retry?.succeeded(step.id);
@@ -87,13 +108,25 @@ async function declared(input: ApplyInput, desired: Map<string, DeclaredResource
 async function removal(input: ApplyInput, step: Step, blocks: Blocks, report: Report): Promise<ResourceResult> {
   const blocker = blocks.removals.get(step.owner);
   if (blocker !== undefined) return report('DependencyFailed', `not removed: removal of ${blocker} failed`);
-  if (step.superseded && blocks.notApplied.has(step.id)) return report('DependencyFailed', 'not removed: its replacement was not applied');
-  return attempt(input, step, `remove:${step.id}`, () => removeOne(input, step), report, () => blocks.removals.set(step.owner, step.id));
+  if (step.superseded && blocks.notApplied.has(step.id))
+    return report('DependencyFailed', 'not removed: its replacement was not applied');
+  return attempt(
+    input,
+    step,
+    `remove:${step.id}`,
+    () => removeOne(input, step),
+    report,
+    () => blocks.removals.set(step.owner, step.id),
+  );
 }
 
 async function attempt(
-  input: ApplyInput, step: Step, retryKey: string, run: () => Promise<ResultState | [ResultState, string]>,
-  report: Report, onFail?: () => void,
+  input: ApplyInput,
+  step: Step,
+  retryKey: string,
+  run: () => Promise<ResultState | [ResultState, string]>,
+  report: Report,
+  onFail?: () => void,
 ): Promise<ResourceResult> {
   const waiting = input.retry?.waiting(retryKey);
   if (waiting !== undefined) {
@@ -107,7 +140,11 @@ async function attempt(
   } catch (e) {
     input.retry?.failed(retryKey, message(e));
     onFail?.();
-    input.ctx.logger.error(`Failed to ${step.action} ${step.kind}`, { id: step.id, owner: step.owner, error: message(e) });
+    input.ctx.logger.error(`Failed to ${step.action} ${step.kind}`, {
+      id: step.id,
+      owner: step.owner,
+      error: message(e),
+    });
     return report('Failed', message(e));
   }
 }
@@ -131,7 +168,13 @@ async function applyOne(input: ApplyInput, desired: Map<string, DeclaredResource
   const moved = own !== undefined && driver.key(own.spec, r.id) !== driver.key(r.spec, r.id);
   if (moved) superseded.push(own.spec);
   const entry = (extra: Partial<InventoryEntry>): InventoryEntry => ({
-    id: r.id, kind: r.kind, owner: r.owner, spec: r.spec, appliedAt: now(ctx), ...(superseded.length ? { superseded } : {}), ...extra,
+    id: r.id,
+    kind: r.kind,
+    owner: r.owner,
+    spec: r.spec,
+    appliedAt: now(ctx),
+    ...(superseded.length ? { superseded } : {}),
+    ...extra,
   });
   if (!own || step.replaces !== undefined || moved) await inventory.put(entry({ pending: true }), step.replaces);
   try {
@@ -144,7 +187,12 @@ async function applyOne(input: ApplyInput, desired: Map<string, DeclaredResource
   const left = driver.diff(r.spec, after);
   if (left.length) throw new Error(`not in the declared state after apply: ${left.map((c) => c.message).join('; ')}`);
   await inventory.put(entry({ observed: after }));
-  ctx.logger.info(`Applied ${r.kind}`, { id: r.id, owner: r.owner, action: step.action, changes: step.changes?.map((c) => c.message) });
+  ctx.logger.info(`Applied ${r.kind}`, {
+    id: r.id,
+    owner: r.owner,
+    action: step.action,
+    changes: step.changes?.map((c) => c.message),
+  });
   return 'Applied';
 }
 

@@ -14,7 +14,12 @@ function declaration(): DeclaredResource[] {
     const owner = `module-${d}@v1`;
     out.push({ id: `m${d}/dir`, owner, kind: 'Directory', spec: { path: `/srv/m${d}`, mode: '0755' } });
     for (let f = 0; f < 9; f++) {
-      out.push({ id: `m${d}/f${f}`, owner, kind: 'File', spec: { path: `/srv/m${d}/f${f}.conf`, content: `key=${d}.${f}\n`.repeat(20), mode: '0644' } });
+      out.push({
+        id: `m${d}/f${f}`,
+        owner,
+        kind: 'File',
+        spec: { path: `/srv/m${d}/f${f}.conf`, content: `key=${d}.${f}\n`.repeat(20), mode: '0644' },
+      });
     }
   }
   return out;
@@ -34,16 +39,24 @@ test('engine: no-op reconcile of 1,000 owned files and directories (figure print
     const runs: number[] = [];
     for (let i = 0; i < 15; i++) {
       const r = await engine.reconcile(decl);
-      assert.equal(r.steps.every((s) => s.action === 'noop'), true);
+      assert.equal(
+        r.steps.every((s) => s.action === 'noop'),
+        true,
+      );
       runs.push(r.durationMs);
     }
     const cold = createEngine({ drivers, ctx: h.ctx, loadInventory: store.load, saveInventory: store.save });
     const coldRun = await cold.reconcile(decl);
-    assert.equal(coldRun.steps.every((s) => s.action === 'noop'), true);
+    assert.equal(
+      coldRun.steps.every((s) => s.action === 'noop'),
+      true,
+    );
     const last = await engine.reconcile(decl);
-    console.log(`no-op reconcile of 1,000 owned resources: median ${median(runs).toFixed(1)} ms, min ${Math.min(...runs).toFixed(1)} ms, ` +
-      `max ${Math.max(...runs).toFixed(1)} ms over ${runs.length} runs (observe ${last.timings.observeMs.toFixed(1)} / plan ${last.timings.planMs.toFixed(1)} / ` +
-      `apply ${last.timings.applyMs.toFixed(1)} ms); first after a cold start ${coldRun.durationMs.toFixed(1)} ms; initial create ${created.durationMs.toFixed(0)} ms`);
+    console.log(
+      `no-op reconcile of 1,000 owned resources: median ${median(runs).toFixed(1)} ms, min ${Math.min(...runs).toFixed(1)} ms, ` +
+        `max ${Math.max(...runs).toFixed(1)} ms over ${runs.length} runs (observe ${last.timings.observeMs.toFixed(1)} / plan ${last.timings.planMs.toFixed(1)} / ` +
+        `apply ${last.timings.applyMs.toFixed(1)} ms); first after a cold start ${coldRun.durationMs.toFixed(1)} ms; initial create ${created.durationMs.toFixed(0)} ms`,
+    );
   } finally {
     h.cleanup();
   }

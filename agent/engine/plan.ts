@@ -30,7 +30,10 @@ interface Scratch {
   position: Map<string, number>;
 }
 
-function keyOf(drivers: DriverRegistry, e: { kind: DeclaredResource['kind']; spec: object; id: string }): string | undefined {
+function keyOf(
+  drivers: DriverRegistry,
+  e: { kind: DeclaredResource['kind']; spec: object; id: string },
+): string | undefined {
   try {
     return drivers[e.kind]?.key(e.spec, e.id);
   } catch {
@@ -48,8 +51,13 @@ export function plan(input: PlanInput): Step[] {
     if (!position.has(r.id)) position.set(r.id, i);
   });
   const s: Scratch = {
-    input, owned: new Map(input.inventory.map((e) => [e.id, e])), leftByKey: new Map(),
-    claimed: new Map(), seen: new Set(), taken: new Map(), position,
+    input,
+    owned: new Map(input.inventory.map((e) => [e.id, e])),
+    leftByKey: new Map(),
+    claimed: new Map(),
+    seen: new Set(),
+    taken: new Map(),
+    position,
   };
   for (const e of input.inventory) {
     const key = desiredIds.has(e.id) ? undefined : keyOf(input.drivers, e);
@@ -65,7 +73,8 @@ function stepFor(s: Scratch, r: DeclaredResource, at: number): Step {
   if (s.seen.has(r.id)) return conflict(`resource id ${r.id} is declared more than once`);
   s.seen.add(r.id);
   let entry = s.owned.get(r.id);
-  if (entry && entry.kind !== r.kind) return conflict(`id ${r.id} is owned as a ${entry.kind}; a resource cannot change kind (use a new id)`);
+  if (entry && entry.kind !== r.kind)
+    return conflict(`id ${r.id} is owned as a ${entry.kind}; a resource cannot change kind (use a new id)`);
   const driver = s.input.drivers[r.kind];
   const failing = (error: string): Step => ({ ...base, action: entry ? 'update' : 'create', error, message: error });
   if (!driver) return failing(`no driver for kind ${r.kind}`);
@@ -91,7 +100,8 @@ function stepFor(s: Scratch, r: DeclaredResource, at: number): Step {
   }
   const moved = entry !== undefined && entry.id === r.id && keyOf(s.input.drivers, entry) !== key;
   const ours = entry !== undefined && !moved;
-  if (!ours && obs.exists && !driver.owns?.(r.spec, obs)) return conflict(`${key} already exists and is not owned by this agent`);
+  if (!ours && obs.exists && !driver.owns?.(r.spec, obs))
+    return conflict(`${key} already exists and is not owned by this agent`);
   if (!entry && !obs.exists) return { ...base, action: 'create', changes };
   const extra = bookkeeping(r, entry, moved, key, obs.exists);
   const all = [...changes, ...extra];
@@ -104,13 +114,20 @@ function dependencyError(s: Scratch, r: DeclaredResource, at: number): string | 
   for (const d of r.dependsOn ?? []) {
     const where = s.position.get(d);
     if (where === undefined) return `depends on ${d}, which is not declared`;
-    if (where >= at) return `depends on ${d}, which is not declared before it (a dependency must come earlier in the list)`;
+    if (where >= at)
+      return `depends on ${d}, which is not declared before it (a dependency must come earlier in the list)`;
   }
   return undefined;
 }
 
 /** Changes that concern ownership rather than the world: owner, unconfirmed creation, adoption, moves. */
-function bookkeeping(r: DeclaredResource, entry: InventoryEntry | undefined, moved: boolean, key: string, exists: boolean): Change[] {
+function bookkeeping(
+  r: DeclaredResource,
+  entry: InventoryEntry | undefined,
+  moved: boolean,
+  key: string,
+  exists: boolean,
+): Change[] {
   if (!entry) return [{ field: 'inventory', message: `${key} exists and was made by this agent: recorded as owned` }];
   const out: Change[] = [];
   if (entry.id !== r.id) out.push({ field: 'id', message: `takes over ${key} from resource ${entry.id}` });

@@ -74,7 +74,12 @@ export function createEngine(opts: EngineOptions): Engine {
     const t2 = performance.now();
     const save = (change: InventoryChange): Promise<void> => opts.saveInventory(inventory.list(), change);
     const results = await applyPlan({
-      steps, desired: resources, drivers: opts.drivers, ctx, observed, retry,
+      steps,
+      desired: resources,
+      drivers: opts.drivers,
+      ctx,
+      observed,
+      retry,
       inventory: {
         get: (id) => inventory.get(id),
         put: (entry, replaces) => save(inventory.put(entry, replaces)),
@@ -85,17 +90,23 @@ export function createEngine(opts: EngineOptions): Engine {
     const counts: Partial<Record<ResultState, number>> = {};
     for (const r of results) counts[r.state] = (counts[r.state] ?? 0) + 1;
     return {
-      results, steps, startedAt, durationMs: t3 - t0, counts, owned: inventory.list().length,
+      results,
+      steps,
+      startedAt,
+      durationMs: t3 - t0,
+      counts,
+      owned: inventory.list().length,
       timings: { observeMs: t1 - t0, planMs: t2 - t1, applyMs: t3 - t2 },
     };
   }
 
   return {
-    plan: (resources) => serial(async () => {
-      const inventory = await load();
-      const observed = await observe(resources, inventory);
-      return plan({ desired: resources, inventory: inventory.list(), observed, drivers: opts.drivers });
-    }),
+    plan: (resources) =>
+      serial(async () => {
+        const inventory = await load();
+        const observed = await observe(resources, inventory);
+        return plan({ desired: resources, inventory: inventory.list(), observed, drivers: opts.drivers });
+      }),
     reconcile: (resources) => serial(() => reconcile(resources)),
     inventory: () => serial(async () => (await load()).list()),
   };

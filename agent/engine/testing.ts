@@ -13,19 +13,35 @@ export function memoryLogger(): Logger & { lines: Array<{ level: string; msg: st
   const lines: Array<{ level: string; msg: string; fields?: LogFields }> = [];
   return {
     lines,
-    info: (msg, fields) => { lines.push({ level: 'info', msg, fields }); },
-    error: (msg, fields) => { lines.push({ level: 'error', msg, fields }); },
+    info: (msg, fields) => {
+      lines.push({ level: 'info', msg, fields });
+    },
+    error: (msg, fields) => {
+      lines.push({ level: 'error', msg, fields });
+    },
   };
 }
 
 /** A fresh temporary directory with `root/` and `state/` inside, and a `cleanup()` that deletes it. */
-export function tempHost(prefix = 'meshctl-agent-'): { dir: string; root: string; stateDir: string; ctx: DriverContext; cleanup(): void } {
+export function tempHost(prefix = 'meshctl-agent-'): {
+  dir: string;
+  root: string;
+  stateDir: string;
+  ctx: DriverContext;
+  cleanup(): void;
+} {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const root = join(dir, 'root');
   const stateDir = join(dir, 'state');
   mkdirSync(root);
   mkdirSync(stateDir);
-  return { dir, root, stateDir, ctx: { root, stateDir, logger: memoryLogger() }, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    dir,
+    root,
+    stateDir,
+    ctx: { root, stateDir, logger: memoryLogger() },
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 /** An inventory store in memory: keeps the last saved list, hands out JSON copies (as a real store would). */
@@ -40,7 +56,10 @@ export function memoryInventoryStore(initial: InventoryEntry[] = []): {
   const changes: InventoryChange[] = [];
   return {
     load: async () => copy(),
-    save: async (entries, change) => { last = entries; changes.push(change); },
+    save: async (entries, change) => {
+      last = entries;
+      changes.push(change);
+    },
     saved: copy,
     changes,
   };

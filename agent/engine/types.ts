@@ -12,7 +12,6 @@ import type { Logger } from '../../api/meta/logger.ts';
 /** The structured logger every process shares. */
 export type { Logger, LogFields } from '../../api/meta/logger.ts';
 
-
 /** What every driver call receives: where the host lives and where the agent keeps its own files. */
 export interface DriverContext {
   /** Every declared path resolves under this directory (default `/`). */

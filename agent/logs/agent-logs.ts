@@ -35,15 +35,27 @@ const DISABLED: LogShipper = { start: () => {}, stop: async () => {}, metrics: (
  */
 export async function openAgentLogs(o: AgentLogsOptions): Promise<LogShipper> {
   return openLogShipper({
-    stateDir: o.stateDir, node: o.node, reach: o.reach, logger: o.logger, clock: o.clock,
+    stateDir: o.stateDir,
+    node: o.node,
+    reach: o.reach,
+    logger: o.logger,
+    clock: o.clock,
     connection: { server: o.identity.server, caData: o.identity.caData, token: o.identity.token },
     ...(o.bufferBytes !== undefined ? { bufferBytes: o.bufferBytes } : {}),
     report: async (event) => {
-      await o.store.enqueue({ ...event, involvedObject: { kind: 'Node', name: o.node }, time: new Date().toISOString() });
+      await o.store.enqueue({
+        ...event,
+        involvedObject: { kind: 'Node', name: o.node },
+        time: new Date().toISOString(),
+      });
       if (o.reach.reachable() === true) o.flushOutbox();
     },
   }).catch((e: unknown) => {
-    o.logger.error('Failed to open the log buffer; service logs are not shipped', { node: o.node, stateDir: o.stateDir, error: (e as Error).message });
+    o.logger.error('Failed to open the log buffer; service logs are not shipped', {
+      node: o.node,
+      stateDir: o.stateDir,
+      error: (e as Error).message,
+    });
     return DISABLED;
   });
 }

@@ -10,13 +10,23 @@ import type { BufferedEntry } from './log-entry.ts';
 import { readAt } from './read-at.ts';
 
 /** A place in the buffer: a segment's number and a byte offset in it. */
-export interface Pos { seg: number; off: number }
+export interface Pos {
+  seg: number;
+  off: number;
+}
 
 /** A segment file's number and its size in bytes. */
-export interface Segment { index: number; size: number }
+export interface Segment {
+  index: number;
+  size: number;
+}
 
 /** One record read from the buffer: the entry (undefined when the line was damaged), its size and where it ends. */
-export interface ReadRecord { entry?: BufferedEntry; bytes: number; end: Pos }
+export interface ReadRecord {
+  entry?: BufferedEntry;
+  bytes: number;
+  end: Pos;
+}
 
 /** The biggest record the reader expects: a capped line (16 KiB) fully escaped, with room to spare. */
 const MAX_RECORD_BYTES = 256 * 1024;
@@ -40,7 +50,8 @@ export function encodeRecord(e: BufferedEntry): Buffer {
 export function decodeRecord(line: string): BufferedEntry | undefined {
   try {
     const r = JSON.parse(line) as { q?: unknown; s?: unknown; t?: unknown; l?: unknown };
-    if (typeof r.q !== 'number' || typeof r.s !== 'string' || typeof r.t !== 'string' || typeof r.l !== 'string') return undefined;
+    if (typeof r.q !== 'number' || typeof r.s !== 'string' || typeof r.t !== 'string' || typeof r.l !== 'string')
+      return undefined;
     return { seq: r.q, service: r.s, time: r.t, line: r.l };
   } catch {
     return undefined;
@@ -50,7 +61,9 @@ export function decodeRecord(line: string): BufferedEntry | undefined {
 /** The segments in `dir`, in order. */
 export async function listSegments(dir: string): Promise<Segment[]> {
   const names = (await readdir(dir)).filter((n) => /^\d{10}\.seg$/.test(n)).sort();
-  return Promise.all(names.map(async (n) => ({ index: Number(n.slice(0, 10)), size: (await stat(join(dir, n))).size })));
+  return Promise.all(
+    names.map(async (n) => ({ index: Number(n.slice(0, 10)), size: (await stat(join(dir, n))).size })),
+  );
 }
 
 /**

@@ -28,8 +28,11 @@ export interface BufferState {
 /** A new buffer's state. */
 export function freshState(firstSegment: number): BufferState {
   return {
-    stream: randomBytes(8).toString('hex'), head: { seg: firstSegment, off: 0 }, seq: 0,
-    dropped: { lines: 0, bytes: 0 }, unreported: {},
+    stream: randomBytes(8).toString('hex'),
+    head: { seg: firstSegment, off: 0 },
+    seq: 0,
+    dropped: { lines: 0, bytes: 0 },
+    unreported: {},
   };
 }
 
@@ -48,8 +51,13 @@ export async function loadState(dir: string): Promise<BufferState | undefined> {
     throw e;
   }
   const s = JSON.parse(text) as Partial<BufferState>;
-  const ok = typeof s.stream === 'string' && typeof s.head?.seg === 'number' && typeof s.head.off === 'number'
-    && typeof s.seq === 'number' && typeof s.dropped?.lines === 'number' && typeof s.unreported === 'object';
+  const ok =
+    typeof s.stream === 'string' &&
+    typeof s.head?.seg === 'number' &&
+    typeof s.head.off === 'number' &&
+    typeof s.seq === 'number' &&
+    typeof s.dropped?.lines === 'number' &&
+    typeof s.unreported === 'object';
   if (!ok) throw new Error(`the log buffer state ${statePath(dir)} is damaged`);
   return s as BufferState;
 }

@@ -9,7 +9,10 @@ test('sizes: bytes, Ki/Mi/Gi (with or without B); anything else, or less than 1 
   assert.equal(parseByteSize('log-buffer-size', '16MiB'), 16 * 2 ** 20);
   assert.equal(parseByteSize('log-buffer-size', '1Gi'), 2 ** 30);
   for (const bad of ['2k', '2KB', '512', '-1', '1.5Mi', '']) {
-    assert.throws(() => parseByteSize('log-buffer-size', bad), /^Error: --log-buffer-size must be a size of at least 1024 bytes such as 2Ki/);
+    assert.throws(
+      () => parseByteSize('log-buffer-size', bad),
+      /^Error: --log-buffer-size must be a size of at least 1024 bytes such as 2Ki/,
+    );
   }
 });
 
@@ -19,5 +22,8 @@ test('mesh-agent run --log-buffer-size sets the bound of the log buffer', () => 
   assert.equal(opts.logBufferBytes, 2048);
   const dflt = parseCommandLine(['run', '--state-dir', '/tmp/x']);
   assert.ok(dflt !== 'help' && dflt.logBufferBytes === undefined, 'absent: the default (16 MiB)');
-  assert.throws(() => parseCommandLine(['run', '--state-dir', '/tmp/x', '--log-buffer-size', 'lots']), /--log-buffer-size must be a size/);
+  assert.throws(
+    () => parseCommandLine(['run', '--state-dir', '/tmp/x', '--log-buffer-size', 'lots']),
+    /--log-buffer-size must be a size/,
+  );
 });

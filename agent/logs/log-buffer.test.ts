@@ -6,8 +6,13 @@ import { join } from 'node:path';
 import { openLogBuffer, type LogBuffer, type LogBufferOptions } from './log-buffer.ts';
 import type { LogEntry } from './log-entry.ts';
 
-const entry = (n: number, service = 'web/server'): LogEntry => ({ service, time: `2026-01-01T00:00:${String(n % 60).padStart(2, '0')}Z`, line: `line ${n}` });
-const range = (from: number, to: number, service?: string): LogEntry[] => Array.from({ length: to - from + 1 }, (_, i) => entry(from + i, service));
+const entry = (n: number, service = 'web/server'): LogEntry => ({
+  service,
+  time: `2026-01-01T00:00:${String(n % 60).padStart(2, '0')}Z`,
+  line: `line ${n}`,
+});
+const range = (from: number, to: number, service?: string): LogEntry[] =>
+  Array.from({ length: to - from + 1 }, (_, i) => entry(from + i, service));
 
 function tempDir(t: { after(fn: () => void): void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'meshctl-logbuf-'));
@@ -25,7 +30,10 @@ async function drain(buf: LogBuffer, batchBytes = 200): Promise<Array<{ seq: num
   return out;
 }
 
-const diskBytes = (dir: string): number => readdirSync(dir).filter((n) => n.endsWith('.seg')).reduce((s, n) => s + statSync(join(dir, n)).size, 0);
+const diskBytes = (dir: string): number =>
+  readdirSync(dir)
+    .filter((n) => n.endsWith('.seg'))
+    .reduce((s, n) => s + statSync(join(dir, n)).size, 0);
 
 test('lines come out in the order they went in, across many small segments, numbered without gaps', async (t) => {
   const dir = tempDir(t);
@@ -33,8 +41,14 @@ test('lines come out in the order they went in, across many small segments, numb
   for (let i = 1; i <= 120; i += 3) await buf.append(range(i, i + 2, i > 60 ? 'db/main' : undefined));
   assert.ok(readdirSync(dir).filter((n) => n.endsWith('.seg')).length > 10, 'the data spans many segments');
   const out = await drain(buf, 300);
-  assert.deepEqual(out.map((e) => e.line), [...range(1, 120).map((e) => e.line)]);
-  assert.deepEqual(out.map((e) => e.seq), Array.from({ length: 120 }, (_, i) => i + 1));
+  assert.deepEqual(
+    out.map((e) => e.line),
+    [...range(1, 120).map((e) => e.line)],
+  );
+  assert.deepEqual(
+    out.map((e) => e.seq),
+    Array.from({ length: 120 }, (_, i) => i + 1),
+  );
   assert.equal(out[59].service, 'web/server');
   assert.equal(out[60].service, 'db/main');
   assert.equal(buf.pendingBytes(), 0);
@@ -55,7 +69,11 @@ test('a peeked batch stays until acknowledged, and is read again after a reopen'
   await buf.ack(b);
   await buf.close();
   buf = await openLogBuffer({ dir });
-  assert.equal((await buf.peek(100))!.entries[0].seq, b.entries[b.entries.length - 1].seq + 1, 'the acknowledgement is durable');
+  assert.equal(
+    (await buf.peek(100))!.entries[0].seq,
+    b.entries[b.entries.length - 1].seq + 1,
+    'the acknowledgement is durable',
+  );
   await buf.close();
 });
 
@@ -78,15 +96,23 @@ test('bounded: beyond the limit the OLDEST lines are dropped, counted per servic
   assert.deepEqual(buf.dropped(), dropped, 'the counts survive a reopen');
   const kept = await drain(buf);
   const first = Number(kept[0].line.split(' ')[1]);
-  assert.deepEqual(kept.map((e) => e.line), range(first, 100).map((e) => e.line), 'what is left is the newest lines, contiguous');
+  assert.deepEqual(
+    kept.map((e) => e.line),
+    range(first, 100).map((e) => e.line),
+    'what is left is the newest lines, contiguous',
+  );
   assert.equal(first - 1, dropped.lines, 'exactly the lines before them were dropped');
-  const bytesOf = (from: number, to: number): number => range(from, to).reduce((s, e) => s + Buffer.byteLength(e.line) + 1, 0);
+  const bytesOf = (from: number, to: number): number =>
+    range(from, to).reduce((s, e) => s + Buffer.byteLength(e.line) + 1, 0);
   assert.equal(dropped.bytes, bytesOf(1, first - 1));
 
   const unreported = buf.unreported();
   const one = unreported.find((u) => u.service === 'a/one')!;
   assert.equal(one.lines, 50, 'every line of the first service was dropped');
-  assert.equal(unreported.reduce((s, u) => s + u.lines, 0), dropped.lines);
+  assert.equal(
+    unreported.reduce((s, u) => s + u.lines, 0),
+    dropped.lines,
+  );
   await buf.markReported(unreported);
   assert.deepEqual(buf.unreported(), []);
   await buf.close();
@@ -112,19 +138,34 @@ test('a torn last record (crash mid-write) is cut on open; numbering and appends
   let buf = await openLogBuffer({ dir });
   await buf.append(range(1, 3));
   await buf.close();
-  const seg = join(dir, readdirSync(dir).find((n) => n.endsWith('.seg'))!);
+  const seg = join(
+    dir,
+    readdirSync(dir).find((n) => n.endsWith('.seg'))!,
+  );
   const whole = statSync(seg).size;
   appendFileSync(seg, '{"q":4,"s":"web/server","t":"2026-01-01T00:00:04Z","l":"li');
   buf = await openLogBuffer({ dir });
   assert.equal(statSync(seg).size, whole, 'the half record is gone');
   await buf.append([entry(4)]);
-  assert.deepEqual((await drain(buf)).map((e) => [e.seq, e.line]), [[1, 'line 1'], [2, 'line 2'], [3, 'line 3'], [4, 'line 4']]);
+  assert.deepEqual(
+    (await drain(buf)).map((e) => [e.seq, e.line]),
+    [
+      [1, 'line 1'],
+      [2, 'line 2'],
+      [3, 'line 3'],
+      [4, 'line 4'],
+    ],
+  );
   await buf.close();
 
   appendFileSync(seg, Buffer.alloc(64));
   buf = await openLogBuffer({ dir });
   await buf.append([entry(5)]);
-  assert.deepEqual((await drain(buf)).map((e) => e.seq), [5], 'zeros from a lost write are cut too');
+  assert.deepEqual(
+    (await drain(buf)).map((e) => e.seq),
+    [5],
+    'zeros from a lost write are cut too',
+  );
   await buf.close();
 });
 
@@ -138,6 +179,9 @@ test('numbering goes on after everything was delivered and the segments deleted'
   buf = await openLogBuffer({ dir, segmentBytes: 64 });
   assert.equal(buf.stream, stream, 'the same stream');
   await buf.append([entry(6)]);
-  assert.deepEqual((await drain(buf)).map((e) => e.seq), [6]);
+  assert.deepEqual(
+    (await drain(buf)).map((e) => e.seq),
+    [6],
+  );
   await buf.close();
 });

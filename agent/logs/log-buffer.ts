@@ -13,7 +13,15 @@ import { fsyncDir } from '../../api/meta/atomic-file.ts';
 import { createSerial } from '../../api/meta/serial.ts';
 import type { Logger } from '../engine/types.ts';
 import {
-  comparePos, encodeRecord, lastSeqOf, listSegments, readRecords, repairTail, segmentName, type Pos, type Segment,
+  comparePos,
+  encodeRecord,
+  lastSeqOf,
+  listSegments,
+  readRecords,
+  repairTail,
+  segmentName,
+  type Pos,
+  type Segment,
 } from './buffer-segments.ts';
 import { countDrop, freshState, loadState, saveState, type BufferState } from './buffer-state.ts';
 import type { BufferedEntry, DropCount, LogEntry } from './log-entry.ts';
@@ -76,10 +84,12 @@ export async function openLogBuffer(opts: LogBufferOptions): Promise<LogBuffer> 
   const last = segs[segs.length - 1];
   if (last) {
     const r = await repairTail(join(opts.dir, segmentName(last.index)));
-    if (r.cut > 0) opts.logger?.info('Cut torn tail of log buffer', { dir: opts.dir, segment: last.index, bytes: r.cut });
+    if (r.cut > 0)
+      opts.logger?.info('Cut torn tail of log buffer', { dir: opts.dir, segment: last.index, bytes: r.cut });
     last.size = r.size;
     lastSeq = r.lastSeq ?? 0;
-    for (let i = segs.length - 2; i >= 0 && !lastSeq; i--) lastSeq = (await lastSeqOf(join(opts.dir, segmentName(segs[i].index)))) ?? 0;
+    for (let i = segs.length - 2; i >= 0 && !lastSeq; i--)
+      lastSeq = (await lastSeqOf(join(opts.dir, segmentName(segs[i].index)))) ?? 0;
   }
   state ??= freshState(segs[0]?.index ?? 1);
   const buffer = new DiskLogBuffer(opts, state, segs, Math.max(state.seq, lastSeq) + 1);
@@ -106,14 +116,18 @@ class DiskLogBuffer implements LogBuffer {
     this.#nextSeq = nextSeq;
   }
 
-  get stream(): string { return this.#state.stream; }
+  get stream(): string {
+    return this.#state.stream;
+  }
 
   pendingBytes(): number {
     const total = this.#segs.filter((s) => s.index >= this.#state.head.seg).reduce((n, s) => n + s.size, 0);
     return Math.max(0, total - this.#state.head.off);
   }
 
-  dropped(): DropCount { return { ...this.#state.dropped }; }
+  dropped(): DropCount {
+    return { ...this.#state.dropped };
+  }
 
   unreported(): ServiceDrops {
     return Object.entries(this.#state.unreported).map(([service, d]) => ({ service, ...d }));

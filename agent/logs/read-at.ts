@@ -6,7 +6,12 @@ import { open } from 'node:fs/promises';
 import { errnoCode } from '../drivers/fs-util.ts';
 
 /** The bytes read; a missing file is an empty read with `missing: 'empty'`, an error otherwise. */
-export async function readAt(path: string, off: number, len: number, opts: { missing?: 'empty' | 'throw' } = {}): Promise<Buffer> {
+export async function readAt(
+  path: string,
+  off: number,
+  len: number,
+  opts: { missing?: 'empty' | 'throw' } = {},
+): Promise<Buffer> {
   if (len <= 0) return Buffer.alloc(0);
   let fh;
   try {

@@ -45,7 +45,11 @@ async function rig(t: TestContext, bufferBytes?: number): Promise<Rig> {
   let server: Listening | undefined;
   let port = 0;
   const up = async (): Promise<void> => {
-    const app = createApp({ store, logsDir: join(dir, 'cp', 'logs'), authenticate: bearerAuthenticator({ adminTokenSha256: hashToken('admin') }) });
+    const app = createApp({
+      store,
+      logsDir: join(dir, 'cp', 'logs'),
+      authenticate: bearerAuthenticator({ adminTokenSha256: hashToken('admin') }),
+    });
     server = await listen({ app, host: '127.0.0.1', port });
     port = server.port;
   };
@@ -56,7 +60,14 @@ async function rig(t: TestContext, bufferBytes?: number): Promise<Rig> {
   const reach = createReachability({ store: agentStore, logger, node: 'a', server: server!.url });
   const identity = { nodeName: 'a', root: '/', server: server!.url, token: 'admin' };
   const shipper = await openAgentLogs({
-    stateDir, node: 'a', identity, store: agentStore, reach, logger, flushOutbox: () => {}, clock,
+    stateDir,
+    node: 'a',
+    identity,
+    store: agentStore,
+    reach,
+    logger,
+    flushOutbox: () => {},
+    clock,
     ...(bufferBytes ? { bufferBytes } : {}),
   });
   t.after(async () => {
@@ -68,12 +79,26 @@ async function rig(t: TestContext, bufferBytes?: number): Promise<Rig> {
     rmSync(dir, { recursive: true, force: true });
   });
   return {
-    stateDir, store, agentStore, shipper, logger, clock, up,
-    down: async () => { await server?.close(); server = undefined; },
+    stateDir,
+    store,
+    agentStore,
+    shipper,
+    logger,
+    clock,
+    up,
+    down: async () => {
+      await server?.close();
+      server = undefined;
+    },
     stored: async () => {
-      const res = await fetch(`${server!.url}/apis/meshctl.dev/v1alpha1/nodes/a/logs?service=${encodeURIComponent(SERVICE)}`, { headers: { authorization: 'Bearer admin' } });
+      const res = await fetch(
+        `${server!.url}/apis/meshctl.dev/v1alpha1/nodes/a/logs?service=${encodeURIComponent(SERVICE)}`,
+        { headers: { authorization: 'Bearer admin' } },
+      );
       if (res.status === 404) return [];
-      return (await res.text()).split('\n').flatMap((l) => (/^line (\d+)/.exec(l) ? [Number(/^line (\d+)/.exec(l)![1])] : []));
+      return (await res.text())
+        .split('\n')
+        .flatMap((l) => (/^line (\d+)/.exec(l) ? [Number(/^line (\d+)/.exec(l)![1])] : []));
     },
     write: (from, to) => {
       for (let n = from; n <= to; n++) appendFileSync(logPath(stateDir, SERVICE), `line ${n} ${'.'.repeat(60)}\n`);
@@ -92,11 +117,20 @@ async function pass(clock: FakeClock, ms: number): Promise<void> {
 }
 
 /** Drives the shipper's clock (a poll interval per try) until `cond` holds; its HTTP calls take real time. */
-function until<T>(r: Rig, cond: () => T | undefined | false | Promise<T | undefined | false>, ms: number, what: string): Promise<T> {
-  return waitFor(async () => {
-    await pass(r.clock, 250);
-    return cond();
-  }, ms, what);
+function until<T>(
+  r: Rig,
+  cond: () => T | undefined | false | Promise<T | undefined | false>,
+  ms: number,
+  what: string,
+): Promise<T> {
+  return waitFor(
+    async () => {
+      await pass(r.clock, 250);
+      return cond();
+    },
+    ms,
+    what,
+  );
 }
 
 test('lines reach the control plane in order; while it is away they wait on disk, and arrive after it, without gaps or repeats', async (t) => {
@@ -106,7 +140,12 @@ test('lines reach the control plane in order; while it is away they wait on disk
   await until(r, async () => (await r.stored()).length === 20, 5000, 'the first lines');
   await r.down();
   r.write(21, 60);
-  await until(r, () => r.logger.lines.some((l) => l.msg === 'Lost contact with control plane'), 5000, 'the shipper to notice the outage');
+  await until(
+    r,
+    () => r.logger.lines.some((l) => l.msg === 'Lost contact with control plane'),
+    5000,
+    'the shipper to notice the outage',
+  );
   await pass(r.clock, 500);
   await r.up();
   await until(r, async () => (await r.stored()).length >= 60, 10_000, 'the lines written during the outage');
@@ -134,14 +173,25 @@ test('a tiny buffer during an outage drops the oldest lines, counts them, and re
   const dropped = metricValue(r.shipper.metrics(), 'meshagent_log_dropped_lines_total')!;
   const gapStart = stored.findIndex((n, i) => n !== i + 1);
   assert.ok(gapStart > 0, `there is a gap: ${stored.join(',')}`);
-  assert.deepEqual(stored.slice(gapStart), Array.from({ length: 100 - stored[gapStart] + 1 }, (_, i) => stored[gapStart] + i), 'after the gap: contiguous to the newest');
+  assert.deepEqual(
+    stored.slice(gapStart),
+    Array.from({ length: 100 - stored[gapStart] + 1 }, (_, i) => stored[gapStart] + i),
+    'after the gap: contiguous to the newest',
+  );
   assert.equal(stored[gapStart] - gapStart - 1, dropped, 'exactly the dropped lines are missing');
   const missing = Array.from({ length: dropped }, (_, i) => gapStart + 1 + i);
   const bytes = missing.reduce((sum, n) => sum + Buffer.byteLength(`line ${n} ${'.'.repeat(60)}\n`), 0);
-  assert.equal(metricValue(r.shipper.metrics(), 'meshagent_log_dropped_bytes_total'), bytes, 'the bytes of exactly those lines');
+  assert.equal(
+    metricValue(r.shipper.metrics(), 'meshagent_log_dropped_bytes_total'),
+    bytes,
+    'the bytes of exactly those lines',
+  );
   await until(r, () => r.agentStore.outbox().find((o) => o.reason === 'LogsDropped'), 5000, 'the LogsDropped event');
   const event = r.agentStore.outbox().find((o) => o.reason === 'LogsDropped')!;
   assert.equal(event.type, 'Warning');
   assert.deepEqual(event.involvedObject, { kind: 'Node', name: 'a' });
-  assert.match(event.message, new RegExp(`^dropped ${dropped} log lines .*log buffer \\(2 KiB\\).*${SERVICE}: ${dropped} lines`));
+  assert.match(
+    event.message,
+    new RegExp(`^dropped ${dropped} log lines .*log buffer \\(2 KiB\\).*${SERVICE}: ${dropped} lines`),
+  );
 });

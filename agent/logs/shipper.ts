@@ -19,7 +19,13 @@ import { Backoff, realClock, sleep, type Clock, type TimerHandle } from '../../a
 import { logsPath, type LogPost } from '../../api/wire/log-wire.ts';
 import type { Logger } from '../engine/types.ts';
 import type { Reachability } from '../sync/reachability.ts';
-import { DEFAULT_LOG_BUFFER_BYTES, openLogBuffer, type Batch, type LogBuffer, type ServiceDrops } from './log-buffer.ts';
+import {
+  DEFAULT_LOG_BUFFER_BYTES,
+  openLogBuffer,
+  type Batch,
+  type LogBuffer,
+  type ServiceDrops,
+} from './log-buffer.ts';
 import { dropsMessage, shipperMetrics } from './shipper-report.ts';
 import { openTailer, type Tailer } from './tailer.ts';
 
@@ -61,7 +67,11 @@ export async function openLogShipper(opts: LogShipperOptions): Promise<LogShippe
   const dir = join(opts.stateDir, 'log-shipper');
   const limit = opts.bufferBytes ?? DEFAULT_LOG_BUFFER_BYTES;
   const buffer = await openLogBuffer({ dir: join(dir, 'buffer'), limitBytes: limit, logger: opts.logger });
-  const tailer = await openTailer({ logsDir: join(opts.stateDir, 'logs'), positionsPath: join(dir, 'positions.json'), logger: opts.logger });
+  const tailer = await openTailer({
+    logsDir: join(opts.stateDir, 'logs'),
+    positionsPath: join(dir, 'positions.json'),
+    logger: opts.logger,
+  });
   return new Shipper(opts, buffer, tailer, limit);
 }
 
@@ -107,18 +117,27 @@ class Shipper implements LogShipper {
   }
 
   metrics(): string {
-    return shipperMetrics({ dropped: this.#buffer.dropped(), pendingBytes: this.#buffer.pendingBytes(), shipped: this.#shipped });
+    return shipperMetrics({
+      dropped: this.#buffer.dropped(),
+      pendingBytes: this.#buffer.pendingBytes(),
+      shipped: this.#shipped,
+    });
   }
 
   #tick(): void {
     if (this.#stopped) return;
     this.#collecting = this.#collect()
-      .then(() => { this.#collectError = ''; })
+      .then(() => {
+        this.#collectError = '';
+      })
       .catch((e: unknown) => {
-        if (String(e) !== this.#collectError) this.#o.logger.error('Failed to buffer service logs', { node: this.#o.node, error: String(e) });
+        if (String(e) !== this.#collectError)
+          this.#o.logger.error('Failed to buffer service logs', { node: this.#o.node, error: String(e) });
         this.#collectError = String(e);
       })
-      .finally(() => { if (!this.#stopped) this.#timer = this.#clock.setTimeout(() => this.#tick(), this.#o.pollMs ?? 250); });
+      .finally(() => {
+        if (!this.#stopped) this.#timer = this.#clock.setTimeout(() => this.#tick(), this.#o.pollMs ?? 250);
+      });
   }
 
   async #collect(): Promise<void> {
@@ -127,7 +146,12 @@ class Shipper implements LogShipper {
       const quiet = this.#buffer.unreported().length > 0;
       const d = await this.#buffer.append(polled.entries);
       if (d.lines > 0 && !quiet) {
-        this.#o.logger.error('Dropped oldest buffered log lines', { node: this.#o.node, lines: d.lines, bytes: d.bytes, limitBytes: this.#limit });
+        this.#o.logger.error('Dropped oldest buffered log lines', {
+          node: this.#o.node,
+          lines: d.lines,
+          bytes: d.bytes,
+          limitBytes: this.#limit,
+        });
       }
       this.#wakeUp('data');
     }
@@ -187,7 +211,11 @@ class Shipper implements LogShipper {
     const code = e instanceof ApiError ? e.code : 0;
     const message = (e as Error).message;
     if (code === 400 || code === 413) {
-      this.#o.logger.error('Dropped log lines the control plane refused', { node: this.#o.node, lines: batch.entries.length, error: message });
+      this.#o.logger.error('Dropped log lines the control plane refused', {
+        node: this.#o.node,
+        lines: batch.entries.length,
+        error: message,
+      });
       await this.#buffer.ack(batch);
       return 'sent';
     }

@@ -20,16 +20,31 @@ const CHECK_BYTES = 32;
 const START: FilePos = { file: 'current', offset: 0, check: '' };
 
 /** What one read step consumed. */
-export interface Chunk { data: Buffer; pos: FilePos }
+export interface Chunk {
+  data: Buffer;
+  pos: FilePos;
+}
 
 /** Reads the next chunk of one service log (see the module comment). */
-export async function readChunk(a: { path: string; pos?: FilePos; maxLine: number; maxRead: number; onLost(why: string): void }): Promise<Chunk> {
+export async function readChunk(a: {
+  path: string;
+  pos?: FilePos;
+  maxLine: number;
+  maxRead: number;
+  onLost(why: string): void;
+}): Promise<Chunk> {
   let pos = a.pos ?? START;
   const rotated = `${a.path}.1`;
   if (pos.file === 'current') {
     const cur = await probe(a.path, pos);
     if (!cur) return { data: Buffer.alloc(0), pos };
-    if (cur.matches) return consume(await readAt(a.path, pos.offset, Math.min(a.maxRead, cur.size - pos.offset)), pos, a.maxLine, false);
+    if (cur.matches)
+      return consume(
+        await readAt(a.path, pos.offset, Math.min(a.maxRead, cur.size - pos.offset)),
+        pos,
+        a.maxLine,
+        false,
+      );
     pos = { ...pos, file: 'rotated' };
   }
   const rot = await probe(rotated, pos);
@@ -65,7 +80,14 @@ function consume(raw: Buffer, pos: FilePos, maxLine: number, final: boolean): Ch
   if (final) return { data, pos: START };
   if (take === 0) return { data, pos };
   const check = Buffer.concat([Buffer.from(pos.check, 'base64'), data]);
-  return { data, pos: { file: pos.file, offset: pos.offset + take, check: check.subarray(Math.max(0, check.length - CHECK_BYTES)).toString('base64') } };
+  return {
+    data,
+    pos: {
+      file: pos.file,
+      offset: pos.offset + take,
+      check: check.subarray(Math.max(0, check.length - CHECK_BYTES)).toString('base64'),
+    },
+  };
 }
 
 /** The file's size and whether it still holds the checked bytes before the position; undefined when it is gone. */

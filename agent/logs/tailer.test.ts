@@ -11,11 +11,13 @@ function setup(t: { after(fn: () => void): void }) {
   t.after(() => rmSync(stateDir, { recursive: true, force: true }));
   mkdirSync(join(stateDir, 'logs'));
   const errors: string[] = [];
-  const open = (maxLineBytes?: number): Promise<Tailer> => openTailer({
-    logsDir: join(stateDir, 'logs'), positionsPath: join(stateDir, 'log-shipper', 'positions.json'),
-    ...(maxLineBytes ? { maxLineBytes } : {}),
-    logger: { info: () => {}, error: (msg, f) => void errors.push(`${msg} ${JSON.stringify(f)}`) },
-  });
+  const open = (maxLineBytes?: number): Promise<Tailer> =>
+    openTailer({
+      logsDir: join(stateDir, 'logs'),
+      positionsPath: join(stateDir, 'log-shipper', 'positions.json'),
+      ...(maxLineBytes ? { maxLineBytes } : {}),
+      logger: { info: () => {}, error: (msg, f) => void errors.push(`${msg} ${JSON.stringify(f)}`) },
+    });
   const write = (id: string, from: number, to: number): void => {
     for (let n = from; n <= to; n++) appendFileSync(logPath(stateDir, id), `line ${n}\n`);
   };
@@ -33,7 +35,8 @@ async function readAll(tailer: Tailer, service = 'web-on-a/server'): Promise<str
   }
 }
 
-const lines = (from: number, to: number): string[] => Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`);
+const lines = (from: number, to: number): string[] =>
+  Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`);
 
 test('service ids come back from the log file names the supervisor writes', () => {
   assert.equal(serviceOfLogFile('web-on-a%2Fserver.log'), 'web-on-a/server');
@@ -49,8 +52,14 @@ test('complete lines of every service are read once; a line without its newline 
   appendFileSync(logPath(s.stateDir, 'web-on-a/server'), 'line 4 is half');
   const p = await tailer.poll();
   await p.commit();
-  assert.deepEqual(p.entries.filter((e) => e.service === 'web-on-a/server').map((e) => e.line), lines(1, 3));
-  assert.deepEqual(p.entries.filter((e) => e.service === 'db-on-a/main').map((e) => e.line), ['line 1']);
+  assert.deepEqual(
+    p.entries.filter((e) => e.service === 'web-on-a/server').map((e) => e.line),
+    lines(1, 3),
+  );
+  assert.deepEqual(
+    p.entries.filter((e) => e.service === 'db-on-a/main').map((e) => e.line),
+    ['line 1'],
+  );
   assert.ok(p.entries.every((e) => !Number.isNaN(Date.parse(e.time))));
   appendFileSync(logPath(s.stateDir, 'web-on-a/server'), ' written\r\n');
   assert.deepEqual(await readAll(tailer), ['line 4 is half written']);
@@ -60,8 +69,15 @@ test('positions are kept only on commit: uncommitted lines are read again, a res
   const s = setup(t);
   let tailer = await s.open();
   s.write('web-on-a/server', 1, 5);
-  assert.deepEqual((await tailer.poll()).entries.map((e) => e.line), lines(1, 5));
-  assert.deepEqual((await tailer.poll()).entries.map((e) => e.line), lines(1, 5), 'not committed: the same lines again');
+  assert.deepEqual(
+    (await tailer.poll()).entries.map((e) => e.line),
+    lines(1, 5),
+  );
+  assert.deepEqual(
+    (await tailer.poll()).entries.map((e) => e.line),
+    lines(1, 5),
+    'not committed: the same lines again',
+  );
   await (await tailer.poll()).commit();
   s.write('web-on-a/server', 6, 8);
   tailer = await s.open();

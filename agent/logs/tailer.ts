@@ -63,7 +63,8 @@ export async function openTailer(opts: TailerOptions): Promise<Tailer> {
   try {
     positions = JSON.parse(await readFile(opts.positionsPath, 'utf8')) as Positions;
   } catch (e) {
-    if (errnoCode(e) !== 'ENOENT') opts.logger?.error('Reset unreadable log positions', { path: opts.positionsPath, error: (e as Error).message });
+    if (errnoCode(e) !== 'ENOENT')
+      opts.logger?.error('Reset unreadable log positions', { path: opts.positionsPath, error: (e as Error).message });
   }
   await mkdir(dirname(opts.positionsPath), { recursive: true, mode: 0o700 });
   const cfg = { maxLine: opts.maxLineBytes ?? 16 * 1024, maxRead: opts.maxReadBytes ?? 1024 * 1024 };
@@ -87,7 +88,12 @@ export async function openTailer(opts: TailerOptions): Promise<Tailer> {
       const entries: LogEntry[] = [];
       const time = new Date().toISOString();
       for (const { service, path } of await files()) {
-        const r = await readChunk({ path, pos: positions[service], ...cfg, onLost: (why) => opts.logger?.error('Lost part of a rotated service log', { service, why }) });
+        const r = await readChunk({
+          path,
+          pos: positions[service],
+          ...cfg,
+          onLost: (why) => opts.logger?.error('Lost part of a rotated service log', { service, why }),
+        });
         next[service] = r.pos;
         for (const line of splitLines(r.data, cfg.maxLine)) entries.push({ service, time, line });
       }

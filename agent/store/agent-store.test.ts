@@ -18,14 +18,28 @@ function tempState(t: { after(fn: () => void): void }): string {
 }
 
 const decl = (generation: number): Declaration => ({
-  apiVersion: 'meshctl.dev/v1alpha1', kind: 'Declaration', metadata: { name: 'a', uid: 'u1', generation },
+  apiVersion: 'meshctl.dev/v1alpha1',
+  kind: 'Declaration',
+  metadata: { name: 'a', uid: 'u1', generation },
   spec: { generation, resources: [{ id: 'x/dir', owner: 'x', kind: 'Directory', spec: { path: '/x' } }] },
 });
-const entry = (id: string, path = `/${id}`): InventoryEntry => ({ id, kind: 'Directory', owner: 'x', spec: { path }, appliedAt: '2026-01-01T00:00:00Z' });
+const entry = (id: string, path = `/${id}`): InventoryEntry => ({
+  id,
+  kind: 'Directory',
+  owner: 'x',
+  spec: { path },
+  appliedAt: '2026-01-01T00:00:00Z',
+});
 const open = (stateDir: string) => openAgentStore({ stateDir, logger: memoryLogger(), outboxLimit: 3 });
 const journal = (stateDir: string): string => {
   const dir = join(stateDir, 'store');
-  return join(dir, readdirSync(dir).filter((f) => f.startsWith('journal-')).sort().at(-1)!);
+  return join(
+    dir,
+    readdirSync(dir)
+      .filter((f) => f.startsWith('journal-'))
+      .sort()
+      .at(-1)!,
+  );
 };
 
 test('agent store: everything written is there after a reopen; inventory keeps creation order, not name order', async (t) => {
@@ -41,7 +55,13 @@ test('agent store: everything written is there after a reopen; inventory keeps c
   await s.updateConnection({ appliedGeneration: 3 });
   await s.updateConnection({ unreachableSince: undefined });
   for (const reason of ['A', 'B', 'C', 'D', 'E']) {
-    await s.enqueue({ type: 'Normal', reason, message: reason, involvedObject: { kind: 'Node', name: 'a' }, time: '2026-01-01T00:00:00Z' });
+    await s.enqueue({
+      type: 'Normal',
+      reason,
+      message: reason,
+      involvedObject: { kind: 'Node', name: 'a' },
+      time: '2026-01-01T00:00:00Z',
+    });
   }
   await s.close();
 
@@ -49,32 +69,57 @@ test('agent store: everything written is there after a reopen; inventory keeps c
   t.after(() => again.close());
   assert.equal(again.identity()?.server, 'https://cp:6443');
   assert.deepEqual(again.declaration()?.object, decl(3), 'the declaration is kept verbatim');
-  assert.deepEqual(again.inventory().map((e) => [e.id, e.owner]), [['b', 'y'], ['m', 'x'], ['a', 'x']]);
+  assert.deepEqual(
+    again.inventory().map((e) => [e.id, e.owner]),
+    [
+      ['b', 'y'],
+      ['m', 'x'],
+      ['a', 'x'],
+    ],
+  );
   assert.deepEqual(again.connection(), { lastContact: '2025-12-31T23:59:00Z', appliedGeneration: 3 });
-  assert.deepEqual(again.outbox().map((i) => i.reason), ['C', 'D', 'E'], 'the outbox is bounded: the oldest were dropped');
-  const w = JSON.parse(readFileSync(watermarkPath(stateDir), 'utf8')) as { resourceVersion: number; declarationGeneration: number };
+  assert.deepEqual(
+    again.outbox().map((i) => i.reason),
+    ['C', 'D', 'E'],
+    'the outbox is bounded: the oldest were dropped',
+  );
+  const w = JSON.parse(readFileSync(watermarkPath(stateDir), 'utf8')) as {
+    resourceVersion: number;
+    declarationGeneration: number;
+  };
   assert.ok(w.resourceVersion > 10);
   assert.equal(w.declarationGeneration, 3);
 });
 
-test('agent store: a take-over keeps the old entry\'s place, and one interrupted by a crash is finished on open', async (t) => {
+test("agent store: a take-over keeps the old entry's place, and one interrupted by a crash is finished on open", async (t) => {
   const stateDir = tempState(t);
   const s = await open(stateDir);
   await s.saveDeclaration(decl(1));
   for (const id of ['first', 'old', 'last']) await s.applyInventoryChange({ put: entry(id) });
   await s.applyInventoryChange({ put: entry('new', '/old'), replaces: 'old' });
-  assert.deepEqual(s.inventory().map((e) => e.id), ['first', 'new', 'last']);
+  assert.deepEqual(
+    s.inventory().map((e) => e.id),
+    ['first', 'new', 'last'],
+  );
   await s.close();
 
   // A crash between the two writes of a take-over: the replacing record exists and so does the old one.
   const raw = await openStore({ dir: join(stateDir, 'store') });
   const last = raw.get('inventory', 'last')!;
-  await raw.create('inventory', { apiVersion: last.apiVersion, kind: last.kind, metadata: { name: 'newer' }, spec: { seq: 3, entry: entry('newer', '/last'), replaces: 'last' } });
+  await raw.create('inventory', {
+    apiVersion: last.apiVersion,
+    kind: last.kind,
+    metadata: { name: 'newer' },
+    spec: { seq: 3, entry: entry('newer', '/last'), replaces: 'last' },
+  });
   await raw.close();
   const logger = memoryLogger();
   const reopened = await openAgentStore({ stateDir, logger });
   t.after(() => reopened.close());
-  assert.deepEqual(reopened.inventory().map((e) => e.id), ['first', 'new', 'newer']);
+  assert.deepEqual(
+    reopened.inventory().map((e) => e.id),
+    ['first', 'new', 'newer'],
+  );
   assert.ok(logger.lines.some((l) => l.msg === 'Finished interrupted inventory take-over'));
 });
 
@@ -89,7 +134,10 @@ test('agent store: a corrupt journal fails the open with an error naming the fil
   const lines = readFileSync(file, 'utf8').split('\n');
   lines[1] = '{"rv":2,"op":"put" garbage';
   writeFileSync(file, lines.join('\n'));
-  await assert.rejects(open(stateDir), (e: Error) => e.message.includes(file) && /corrupt store journal/.test(e.message));
+  await assert.rejects(
+    open(stateDir),
+    (e: Error) => e.message.includes(file) && /corrupt store journal/.test(e.message),
+  );
 });
 
 test('agent store: a truncated store is refused (below its watermark), never opened as less than it held', async (t) => {
@@ -103,20 +151,34 @@ test('agent store: a truncated store is refused (below its watermark), never ope
     const text = readFileSync(file, 'utf8');
     const firstLine = text.indexOf('\n') + 1;
     truncateSync(file, cut === 'to zero' ? 0 : cut === 'at a line boundary' ? firstLine : firstLine + 10);
-    await assert.rejects(open(stateDir), (e: Error) => /truncated or was rolled back/.test(e.message) && e.message.includes(watermarkPath(stateDir)), cut);
+    await assert.rejects(
+      open(stateDir),
+      (e: Error) => /truncated or was rolled back/.test(e.message) && e.message.includes(watermarkPath(stateDir)),
+      cut,
+    );
   }
 });
 
 test('agent store: owned resources without a declaration, or a damaged record, refuse the start', async (t) => {
   const stateDir = tempState(t);
   const raw = await openStore({ dir: join(stateDir, 'store') });
-  await raw.create('inventory', { apiVersion: 'agent.meshctl.dev/v1', kind: 'OwnedResource', metadata: { name: 'a' }, spec: { seq: 1, entry: entry('a') } });
+  await raw.create('inventory', {
+    apiVersion: 'agent.meshctl.dev/v1',
+    kind: 'OwnedResource',
+    metadata: { name: 'a' },
+    spec: { seq: 1, entry: entry('a') },
+  });
   await raw.close();
   await assert.rejects(open(stateDir), /lists 1 owned resource\(s\) but no declaration/);
 
   const other = tempState(t);
   const raw2 = await openStore({ dir: join(other, 'store') });
-  await raw2.create(PLURAL.declarations, { apiVersion: 'agent.meshctl.dev/v1', kind: 'ReceivedDeclaration', metadata: { name: 'current' }, spec: { object: { kind: 'Declaration' } } });
+  await raw2.create(PLURAL.declarations, {
+    apiVersion: 'agent.meshctl.dev/v1',
+    kind: 'ReceivedDeclaration',
+    metadata: { name: 'current' },
+    spec: { object: { kind: 'Declaration' } },
+  });
   await raw2.close();
   await assert.rejects(open(other), /stored declaration is damaged/);
 });
@@ -128,7 +190,7 @@ test('agent store: one owner at a time (the lock)', async (t) => {
   await assert.rejects(open(stateDir), /locked by this process/);
 });
 
-test('agent store: a failed compaction is logged through the agent\'s logger, and writes go on', async (t) => {
+test("agent store: a failed compaction is logged through the agent's logger, and writes go on", async (t) => {
   const stateDir = tempState(t);
   const logger = memoryLogger();
   const s = await openAgentStore({ stateDir, logger });

@@ -16,8 +16,14 @@ import type { InventoryChange } from '../engine/reconciler.ts';
 import type { InventoryEntry, Logger } from '../engine/types.ts';
 import { checkInventoryRecord, opsFor, orderInventory, type InventoryRecord } from './inventory-records.ts';
 import {
-  checkDeclaration, PLURAL, unwrap, wrap,
-  type AgentIdentity, type ConnectionState, type OutboxItem, type ReceivedDeclaration,
+  checkDeclaration,
+  PLURAL,
+  unwrap,
+  wrap,
+  type AgentIdentity,
+  type ConnectionState,
+  type OutboxItem,
+  type ReceivedDeclaration,
 } from './records.ts';
 import { createWatermarkWriter, readWatermark, watermarkPath, type WatermarkWriter } from './watermark.ts';
 
@@ -59,7 +65,12 @@ export async function openAgentStore(opts: AgentStoreOptions): Promise<AgentStor
   const dir = join(opts.stateDir, 'store');
   let store: FileStore;
   try {
-    store = await openStore({ dir, compactAfterBytes: 4 * 1024 * 1024, eventLogCapacity: 16, logger: storeLogTo(opts.logger, { component: 'agent-store' }) });
+    store = await openStore({
+      dir,
+      compactAfterBytes: 4 * 1024 * 1024,
+      eventLogCapacity: 16,
+      logger: storeLogTo(opts.logger, { component: 'agent-store' }),
+    });
   } catch (e) {
     throw new Error(`cannot open the agent store ${dir}: ${(e as Error).message}`);
   }
@@ -79,18 +90,22 @@ async function checkIntegrity(store: FileStore, stateDir: string, dir: string): 
   const mark = await readWatermark(stateDir);
   const rv = Number(store.resourceVersion());
   if (mark && rv < mark.resourceVersion) {
-    throw new Error(`the agent store ${dir} is truncated or was rolled back: it holds changes up to resourceVersion ${rv}, ` +
-      `but the agent had made changes up to ${mark.resourceVersion} durable (declaration generation ${mark.declarationGeneration ?? 'none'}; ` +
-      `recorded in ${watermarkPath(stateDir)}). Refusing to start from it: nothing on this node was changed. ` +
-      'Restore the store from a backup; to start over deliberately, remove the store directory and the watermark file.');
+    throw new Error(
+      `the agent store ${dir} is truncated or was rolled back: it holds changes up to resourceVersion ${rv}, ` +
+        `but the agent had made changes up to ${mark.resourceVersion} durable (declaration generation ${mark.declarationGeneration ?? 'none'}; ` +
+        `recorded in ${watermarkPath(stateDir)}). Refusing to start from it: nothing on this node was changed. ` +
+        'Restore the store from a backup; to start over deliberately, remove the store directory and the watermark file.',
+    );
   }
   const decls = store.list(PLURAL.declarations).items;
   for (const d of decls) checkDeclaration(unwrap<ReceivedDeclaration>(d), `agent store ${dir}`);
   const owned = store.list(PLURAL.inventory).items;
   for (const o of owned) checkInventoryRecord(o, `agent store ${dir}`);
   if (owned.length > 0 && decls.length === 0) {
-    throw new Error(`the agent store ${dir} lists ${owned.length} owned resource(s) but no declaration: it is damaged. ` +
-      'Refusing to start (an empty declaration would remove everything this node runs).');
+    throw new Error(
+      `the agent store ${dir} lists ${owned.length} owned resource(s) but no declaration: it is damaged. ` +
+        'Refusing to start (an empty declaration would remove everything this node runs).',
+    );
   }
 }
 
@@ -107,15 +122,24 @@ class StoreAccess implements AgentStore {
     this.#store = store;
     this.#opts = opts;
     this.dir = dir;
-    this.#mark = createWatermarkWriter({ stateDir: opts.stateDir, onError: (e) => opts.logger.error('Failed to write store watermark', { error: String(e) }) });
+    this.#mark = createWatermarkWriter({
+      stateDir: opts.stateDir,
+      onError: (e) => opts.logger.error('Failed to write store watermark', { error: String(e) }),
+    });
     const seqs = store.list(PLURAL.inventory).items.map((o) => (o.spec as InventoryRecord).seq);
     this.#nextSeq = Math.max(0, ...seqs) + 1;
     this.#nextOutbox = Math.max(0, ...this.outbox().map((i) => Number(i.name.slice(2)))) + 1;
   }
 
-  identity(): AgentIdentity | undefined { return unwrap(this.#store.get(PLURAL.settings, 'identity')); }
-  saveIdentity(identity: AgentIdentity): Promise<void> { return this.#put(PLURAL.settings, 'AgentIdentity', 'identity', identity); }
-  connection(): ConnectionState { return unwrap<ConnectionState>(this.#store.get(PLURAL.settings, 'connection')) ?? {}; }
+  identity(): AgentIdentity | undefined {
+    return unwrap(this.#store.get(PLURAL.settings, 'identity'));
+  }
+  saveIdentity(identity: AgentIdentity): Promise<void> {
+    return this.#put(PLURAL.settings, 'AgentIdentity', 'identity', identity);
+  }
+  connection(): ConnectionState {
+    return unwrap<ConnectionState>(this.#store.get(PLURAL.settings, 'connection')) ?? {};
+  }
   updateConnection(patch: Partial<ConnectionState>): Promise<void> {
     return this.#put(PLURAL.settings, 'ConnectionState', 'connection', () => ({ ...this.connection(), ...patch }));
   }
@@ -135,7 +159,8 @@ class StoreAccess implements AgentStore {
   }
 
   async applyInventoryChange(change: InventoryChange): Promise<void> {
-    const seqOf = (id: string): number | undefined => unwrap<InventoryRecord>(this.#store.get(PLURAL.inventory, id))?.seq;
+    const seqOf = (id: string): number | undefined =>
+      unwrap<InventoryRecord>(this.#store.get(PLURAL.inventory, id))?.seq;
     for (const op of opsFor(change, seqOf, () => this.#nextSeq++)) {
       if ('delete' in op) await this.#delete(PLURAL.inventory, op.delete);
       else await this.#put(PLURAL.inventory, 'OwnedResource', op.put, op.record);
@@ -143,7 +168,9 @@ class StoreAccess implements AgentStore {
   }
 
   outbox(): OutboxItem[] {
-    return this.#store.list(PLURAL.outbox).items.map((o) => ({ ...(o.spec as Omit<OutboxItem, 'name'>), name: o.metadata.name as string }));
+    return this.#store
+      .list(PLURAL.outbox)
+      .items.map((o) => ({ ...(o.spec as Omit<OutboxItem, 'name'>), name: o.metadata.name as string }));
   }
 
   async enqueue(item: Omit<OutboxItem, 'name'>): Promise<number> {
@@ -155,7 +182,9 @@ class StoreAccess implements AgentStore {
     return over.length;
   }
 
-  dequeue(name: string): Promise<void> { return this.#delete(PLURAL.outbox, name); }
+  dequeue(name: string): Promise<void> {
+    return this.#delete(PLURAL.outbox, name);
+  }
 
   async close(): Promise<void> {
     await this.#queue.catch(() => {});
@@ -189,7 +218,10 @@ class StoreAccess implements AgentStore {
   #serial(fn: () => Promise<void>): Promise<void> {
     const run = this.#queue.then(fn).then(() => {
       const generation = this.declaration()?.object.metadata.generation;
-      this.#mark.advance({ resourceVersion: Number(this.#store.resourceVersion()), ...(generation !== undefined ? { declarationGeneration: generation } : {}) });
+      this.#mark.advance({
+        resourceVersion: Number(this.#store.resourceVersion()),
+        ...(generation !== undefined ? { declarationGeneration: generation } : {}),
+      });
     });
     this.#queue = run.catch(() => {});
     return run;

@@ -44,7 +44,14 @@ export function orderInventory(objects: readonly KubeObject[]): { entries: Inven
 export function checkInventoryRecord(o: KubeObject, where: string): void {
   const r = o.spec as Partial<InventoryRecord> | undefined;
   const e = r?.entry;
-  if (!r || !Number.isFinite(r.seq) || !e || e.id !== o.metadata.name || typeof e.kind !== 'string' || typeof e.spec !== 'object') {
+  if (
+    !r ||
+    !Number.isFinite(r.seq) ||
+    !e ||
+    e.id !== o.metadata.name ||
+    typeof e.kind !== 'string' ||
+    typeof e.spec !== 'object'
+  ) {
     throw new Error(`${where}: inventory record ${JSON.stringify(o.metadata.name)} is damaged; refusing to start`);
   }
 }
@@ -53,7 +60,11 @@ export function checkInventoryRecord(o: KubeObject, where: string): void {
  * The store operations for one engine inventory change, given how to look up a stored record's seq
  * and the next free seq.
  */
-export function opsFor(change: InventoryChange, seqOf: (id: string) => number | undefined, nextSeq: () => number): InventoryOp[] {
+export function opsFor(
+  change: InventoryChange,
+  seqOf: (id: string) => number | undefined,
+  nextSeq: () => number,
+): InventoryOp[] {
   if ('delete' in change) return [{ delete: change.delete }];
   const { put: entry, replaces } = change;
   const taken = replaces !== undefined && replaces !== entry.id ? seqOf(replaces) : undefined;

@@ -73,7 +73,13 @@ export function unwrap<T>(obj: KubeObject | undefined): T | undefined {
 export function checkDeclaration(rec: ReceivedDeclaration | undefined, where: string): void {
   if (rec === undefined) return;
   const d = rec.object as Partial<Declaration> | undefined;
-  const ok = d?.kind === 'Declaration' && typeof d.metadata?.name === 'string' && Array.isArray(d.spec?.resources)
-    && typeof d.spec?.generation === 'number';
-  if (!ok) throw new Error(`${where}: the stored declaration is damaged (no kind/metadata.name/spec.generation/spec.resources); refusing to start`);
+  const ok =
+    d?.kind === 'Declaration' &&
+    typeof d.metadata?.name === 'string' &&
+    Array.isArray(d.spec?.resources) &&
+    typeof d.spec?.generation === 'number';
+  if (!ok)
+    throw new Error(
+      `${where}: the stored declaration is damaged (no kind/metadata.name/spec.generation/spec.resources); refusing to start`,
+    );
 }

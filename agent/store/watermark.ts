@@ -39,7 +39,9 @@ export async function readWatermark(stateDir: string): Promise<Watermark | undef
     if (!Number.isSafeInteger(w.resourceVersion)) throw new Error('no integer resourceVersion');
     return w as Watermark;
   } catch (e) {
-    throw new Error(`damaged store watermark ${file}: ${(e as Error).message}; refusing to start (if the store is known to be good, delete this file)`);
+    throw new Error(
+      `damaged store watermark ${file}: ${(e as Error).message}; refusing to start (if the store is known to be good, delete this file)`,
+    );
   }
 }
 
@@ -52,25 +54,34 @@ export interface WatermarkWriter {
 }
 
 /** Creates the lazy watermark writer of a state directory. */
-export function createWatermarkWriter(opts: { stateDir: string; delayMs?: number; onError(e: unknown): void }): WatermarkWriter {
+export function createWatermarkWriter(opts: {
+  stateDir: string;
+  delayMs?: number;
+  onError(e: unknown): void;
+}): WatermarkWriter {
   let latest: Watermark | undefined;
   let written = -1;
   let timer: NodeJS.Timeout | undefined;
   let chain: Promise<void> = Promise.resolve();
   const write = (): Promise<void> => {
-    chain = chain.then(async () => {
-      const w = latest;
-      if (!w || w.resourceVersion <= written) return;
-      await writeFileAtomic(watermarkPath(opts.stateDir), JSON.stringify(w) + '\n', { mode: 0o600 });
-      written = w.resourceVersion;
-    }).catch(opts.onError);
+    chain = chain
+      .then(async () => {
+        const w = latest;
+        if (!w || w.resourceVersion <= written) return;
+        await writeFileAtomic(watermarkPath(opts.stateDir), JSON.stringify(w) + '\n', { mode: 0o600 });
+        written = w.resourceVersion;
+      })
+      .catch(opts.onError);
     return chain;
   };
   return {
     advance(w) {
       if (latest && w.resourceVersion <= latest.resourceVersion) return;
       latest = w;
-      timer ??= setTimeout(() => { timer = undefined; void write(); }, opts.delayMs ?? 200);
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        void write();
+      }, opts.delayMs ?? 200);
     },
     async flush() {
       if (timer) clearTimeout(timer);

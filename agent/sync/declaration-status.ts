@@ -40,35 +40,70 @@ const STATES = new Set(['Applied', 'Failed', 'DependencyFailed', 'Conflict']);
 
 /** The results of a run as status items (declared resources only). */
 export function statusResults(results: readonly ResourceResult[]): ResultItem[] {
-  return results.filter((r) => r.action !== 'remove').map((r) => {
-    const state = (STATES.has(r.state) ? r.state : 'Failed') as ResultItem['state'];
-    const message = r.message === undefined ? undefined : r.message.slice(0, MAX_MESSAGE);
-    return { id: r.id, state, ...(message !== undefined ? { message } : {}) };
-  });
+  return results
+    .filter((r) => r.action !== 'remove')
+    .map((r) => {
+      const state = (STATES.has(r.state) ? r.state : 'Failed') as ResultItem['state'];
+      const message = r.message === undefined ? undefined : r.message.slice(0, MAX_MESSAGE);
+      return { id: r.id, state, ...(message !== undefined ? { message } : {}) };
+    });
 }
 
 function summary(items: readonly ResultItem[]): string {
   const bad = items.filter((i) => i.state !== 'Applied');
-  const shown = bad.slice(0, 5).map((i) => `${i.id} ${i.state}${i.message ? `: ${i.message}` : ''}`).join('; ');
-  return `${bad.length} of ${items.length} resources not applied: ${shown}${bad.length > 5 ? '; …' : ''}`.slice(0, MAX_MESSAGE);
+  const shown = bad
+    .slice(0, 5)
+    .map((i) => `${i.id} ${i.state}${i.message ? `: ${i.message}` : ''}`)
+    .join('; ');
+  return `${bad.length} of ${items.length} resources not applied: ${shown}${bad.length > 5 ? '; …' : ''}`.slice(
+    0,
+    MAX_MESSAGE,
+  );
 }
 
 /** Computes the Declaration status (see the module comment). */
 export function declarationStatus(input: StatusInput): DeclarationStatus {
   const { decl, now } = input;
   const generation = decl.metadata.generation ?? 0;
-  const current = input.run !== undefined && input.run.generation === generation
-    && (input.run.uid === undefined || input.run.uid === decl.metadata.uid);
-  const results = current ? statusResults(input.run!.results) : decl.spec.resources.map((r) => ({ id: r.id, state: 'Pending' as const }));
+  const current =
+    input.run !== undefined &&
+    input.run.generation === generation &&
+    (input.run.uid === undefined || input.run.uid === decl.metadata.uid);
+  const results = current
+    ? statusResults(input.run!.results)
+    : decl.spec.resources.map((r) => ({ id: r.id, state: 'Pending' as const }));
   const allApplied = current && results.every((r) => r.state === 'Applied');
   const applied = input.appliedGeneration !== undefined && input.appliedGeneration === decl.spec.generation;
   let conditions = [...(input.previous ?? [])];
-  conditions = setCondition(conditions, applied
-    ? { type: 'Applied', status: 'True', reason: 'Applied', message: `generation ${decl.spec.generation} applied` }
-    : { type: 'Applied', status: 'False', reason: current ? 'NotApplied' : 'Pending', message: current ? summary(results) : 'not yet applied' }, now);
-  conditions = setCondition(conditions, allApplied
-    ? { type: 'Ready', status: 'True', reason: 'AllApplied', message: `all ${results.length} resources are in their declared state` }
-    : { type: 'Ready', status: 'False', reason: current ? 'ResourcesNotApplied' : 'Pending', message: current ? summary(results) : 'not yet reconciled' }, now);
+  conditions = setCondition(
+    conditions,
+    applied
+      ? { type: 'Applied', status: 'True', reason: 'Applied', message: `generation ${decl.spec.generation} applied` }
+      : {
+          type: 'Applied',
+          status: 'False',
+          reason: current ? 'NotApplied' : 'Pending',
+          message: current ? summary(results) : 'not yet applied',
+        },
+    now,
+  );
+  conditions = setCondition(
+    conditions,
+    allApplied
+      ? {
+          type: 'Ready',
+          status: 'True',
+          reason: 'AllApplied',
+          message: `all ${results.length} resources are in their declared state`,
+        }
+      : {
+          type: 'Ready',
+          status: 'False',
+          reason: current ? 'ResourcesNotApplied' : 'Pending',
+          message: current ? summary(results) : 'not yet reconciled',
+        },
+    now,
+  );
   return {
     observedGeneration: generation,
     receivedGeneration: decl.spec.generation,

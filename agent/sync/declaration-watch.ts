@@ -42,14 +42,20 @@ export interface DeclarationWatch {
 export function startDeclarationWatch(opts: DeclarationWatchOptions): DeclarationWatch {
   const { node, reach, logger } = opts;
   return startListWatch<Declaration>({
-    client: opts.client, plural: 'declarations', fieldSelector: `metadata.name=${node}`, clock: opts.clock, logger, logFields: { node },
+    client: opts.client,
+    plural: 'declarations',
+    fieldSelector: `metadata.name=${node}`,
+    clock: opts.clock,
+    logger,
+    logFields: { node },
     backoff: { baseMs: opts.backoff?.initialMs ?? 250, maxMs: opts.backoff?.maxMs ?? 5000 },
     idleTimeoutMs: opts.idleTimeoutMs ?? 60_000,
     async onList(items) {
       for (const item of items) await opts.onDeclaration(item);
     },
     async onEvent(ev) {
-      if (ev.type === 'DELETED') logger.info('Observed Declaration deleted; kept running the last one received', { node });
+      if (ev.type === 'DELETED')
+        logger.info('Observed Declaration deleted; kept running the last one received', { node });
       else await opts.onDeclaration(ev.object);
     },
     onContact: () => reach.succeeded(),

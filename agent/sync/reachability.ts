@@ -46,8 +46,11 @@ export function createReachability(opts: ReachabilityOptions): Reachability {
   const listeners: Array<(lostSeconds: number, since: string) => void> = [];
   let closed = false;
   const persist = (): void => {
-    opts.store.updateConnection({ unreachableSince: since, lastContact })
-      .catch((e: unknown) => opts.logger.error('Failed to store connection state', { node: opts.node, error: String(e) }));
+    opts.store
+      .updateConnection({ unreachableSince: since, lastContact })
+      .catch((e: unknown) =>
+        opts.logger.error('Failed to store connection state', { node: opts.node, error: String(e) }),
+      );
   };
   const seconds = (): number => (since === undefined ? 0 : Math.max(0, (now() - Date.parse(since)) / 1000));
 
@@ -65,7 +68,11 @@ export function createReachability(opts: ReachabilityOptions): Reachability {
         opts.logger.info('Connected to control plane', { node: opts.node, server: opts.server });
         return;
       }
-      opts.logger.info('Reconnected to control plane', { node: opts.node, server: opts.server, unreachableSeconds: Math.round(lost) });
+      opts.logger.info('Reconnected to control plane', {
+        node: opts.node,
+        server: opts.server,
+        unreachableSeconds: Math.round(lost),
+      });
       for (const fn of listeners) fn(lost, wasSince);
     },
     failed(e) {
@@ -75,14 +82,23 @@ export function createReachability(opts: ReachabilityOptions): Reachability {
       state = false;
       since = new Date(now()).toISOString();
       persist();
-      opts.logger.error('Lost contact with control plane', { node: opts.node, server: opts.server, error: (e as Error).message, lastContact });
+      opts.logger.error('Lost contact with control plane', {
+        node: opts.node,
+        server: opts.server,
+        error: (e as Error).message,
+        lastContact,
+      });
       return true;
     },
     reachable: () => state,
     unreachableSince: () => since,
     lastContact: () => lastContact,
     unreachableSeconds: () => (state === false ? seconds() : 0),
-    onReturn(fn) { listeners.push(fn); },
-    close() { closed = true; },
+    onReturn(fn) {
+      listeners.push(fn);
+    },
+    close() {
+      closed = true;
+    },
   };
 }

@@ -78,26 +78,49 @@ export function createReporter(opts: ReporterOptions): Reporter {
     const decl = opts.state.declaration();
     if (!decl || reach.reachable() === false) return;
     const status = declarationStatus({
-      decl, run: opts.state.run(), appliedGeneration: opts.state.appliedGeneration(), previous: conditions, now: new Date().toISOString(),
+      decl,
+      run: opts.state.run(),
+      appliedGeneration: opts.state.appliedGeneration(),
+      previous: conditions,
+      now: new Date().toISOString(),
     });
     conditions = status.conditions ?? [];
     const text = JSON.stringify([decl.metadata.uid, status]);
     if (!force && text === written) return;
-    const ok = await call('write Declaration status', () => client.patch('declarations', node, { status }, { subresource: 'status' }), (e) => isCode(e, 404));
+    const ok = await call(
+      'write Declaration status',
+      () => client.patch('declarations', node, { status }, { subresource: 'status' }),
+      (e) => isCode(e, 404),
+    );
     if (ok) {
       written = text;
       logger.info('Reported Declaration status', {
-        node, generation: status.observedGeneration, appliedGeneration: status.appliedGeneration,
+        node,
+        generation: status.observedGeneration,
+        appliedGeneration: status.appliedGeneration,
         ready: findCondition(status.conditions, 'Ready')?.status,
       });
     }
   }
 
   async function ensureNode(): Promise<void> {
-    const exists = await call('read Node', () => client.get('nodes', node).then(() => true), (e) => isCode(e, 404));
+    const exists = await call(
+      'read Node',
+      () => client.get('nodes', node).then(() => true),
+      (e) => isCode(e, 404),
+    );
     if (exists || reach.reachable() === false) return;
-    const obj: Node = { apiVersion: API_VERSION, kind: 'Node', metadata: { name: node }, spec: opts.site ? { site: opts.site } : {} };
-    const created = await call('create Node', () => client.create('nodes', obj), (e) => isCode(e, 409));
+    const obj: Node = {
+      apiVersion: API_VERSION,
+      kind: 'Node',
+      metadata: { name: node },
+      spec: opts.site ? { site: opts.site } : {},
+    };
+    const created = await call(
+      'create Node',
+      () => client.create('nodes', obj),
+      (e) => isCode(e, 409),
+    );
     if (created) logger.info('Created Node', { node, site: opts.site });
   }
 
@@ -122,9 +145,17 @@ export function createReporter(opts: ReporterOptions): Reporter {
     for (const item of opts.store.outbox()) {
       if (reach.reachable() === false) return;
       const event: MeshEvent = {
-        apiVersion: API_VERSION, kind: 'Event', metadata: { generateName: `${node}-` },
-        involvedObject: { apiVersion: API_VERSION, ...item.involvedObject }, type: item.type, reason: item.reason, message: item.message,
-        count: 1, firstTimestamp: item.time, lastTimestamp: item.time, source: { component: 'mesh-agent', host: node },
+        apiVersion: API_VERSION,
+        kind: 'Event',
+        metadata: { generateName: `${node}-` },
+        involvedObject: { apiVersion: API_VERSION, ...item.involvedObject },
+        type: item.type,
+        reason: item.reason,
+        message: item.message,
+        count: 1,
+        firstTimestamp: item.time,
+        lastTimestamp: item.time,
+        source: { component: 'mesh-agent', host: node },
       };
       try {
         await client.create('events', event);
@@ -140,14 +171,18 @@ export function createReporter(opts: ReporterOptions): Reporter {
   return {
     ensureNode,
     reportDeclaration(force = false) {
-      chain = chain.then(() => writeDeclarationStatus(force)).catch((e: unknown) => logger.error('Failed to report Declaration status', { node, error: String(e) }));
+      chain = chain
+        .then(() => writeDeclarationStatus(force))
+        .catch((e: unknown) => logger.error('Failed to report Declaration status', { node, error: String(e) }));
       return chain;
     },
     heartbeat,
     flushOutbox() {
       flushing ??= flushOnce()
         .catch((e: unknown) => logger.error('Failed to flush outbox', { node, error: String(e) }))
-        .finally(() => { flushing = undefined; });
+        .finally(() => {
+          flushing = undefined;
+        });
       return flushing;
     },
     async idle() {

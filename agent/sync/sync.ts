@@ -55,13 +55,23 @@ export function createSync(opts: SyncOptions): Sync {
     if (stopped) return;
     watch?.wake();
     const generation = opts.state.declaration()?.spec.generation;
-    const message = `the control plane was unreachable for ${Math.round(lostSeconds)}s (since ${since}); ` +
-      (generation === undefined ? 'the node had no declaration yet' : `the node kept running declaration generation ${generation}`);
+    const message =
+      `the control plane was unreachable for ${Math.round(lostSeconds)}s (since ${since}); ` +
+      (generation === undefined
+        ? 'the node had no declaration yet'
+        : `the node kept running declaration generation ${generation}`);
     const queued = opts.store.enqueue({
-      type: 'Warning', reason: 'ControlPlaneUnreachable', message, involvedObject: { kind: 'Node', name: opts.node }, time: new Date().toISOString(),
+      type: 'Warning',
+      reason: 'ControlPlaneUnreachable',
+      message,
+      involvedObject: { kind: 'Node', name: opts.node },
+      time: new Date().toISOString(),
     });
-    void queued.catch((e: unknown) => opts.logger.error('Failed to queue event', { node: opts.node, error: String(e) }))
-      .then(() => reporter.reportDeclaration(true)).then(() => reporter.heartbeat()).then(() => reporter.flushOutbox());
+    void queued
+      .catch((e: unknown) => opts.logger.error('Failed to queue event', { node: opts.node, error: String(e) }))
+      .then(() => reporter.reportDeclaration(true))
+      .then(() => reporter.heartbeat())
+      .then(() => reporter.flushOutbox());
   });
 
   return {
@@ -70,7 +80,12 @@ export function createSync(opts: SyncOptions): Sync {
       void reporter.ensureNode().finally(() => {
         if (stopped) return;
         watch = startDeclarationWatch({
-          client: opts.client, node: opts.node, reach: opts.reach, logger: opts.logger, onDeclaration: opts.onDeclaration, clock,
+          client: opts.client,
+          node: opts.node,
+          reach: opts.reach,
+          logger: opts.logger,
+          onDeclaration: opts.onDeclaration,
+          clock,
           ...(opts.backoff ? { backoff: opts.backoff } : {}),
           ...(opts.watchIdleTimeoutMs ? { idleTimeoutMs: opts.watchIdleTimeoutMs } : {}),
         });

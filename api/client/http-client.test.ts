@@ -55,12 +55,18 @@ test('create, get, list with a label selector, update, status, merge patch and d
   assert.equal(created.metadata.generation, 1);
   await client.create('nodes', node('c2', 'office'));
   assert.equal((await client.get('nodes', 'c1')).metadata.uid, created.metadata.uid);
-  assert.deepEqual((await client.list('nodes', { labelSelector: 'role=web' })).items.map((o) => o.metadata.name), ['c1']);
+  assert.deepEqual(
+    (await client.list('nodes', { labelSelector: 'role=web' })).items.map((o) => o.metadata.name),
+    ['c1'],
+  );
   const updated = await client.update('nodes', { ...created, spec: { site: 'lab' } });
   assert.equal((updated.spec as { site: string }).site, 'lab');
   const withStatus = await client.updateStatus('nodes', { ...updated, status: { agentVersion: '1.2.3' } });
   assert.equal((withStatus.status as { agentVersion: string }).agentVersion, '1.2.3');
-  const patched = await client.patch('nodes', 'c1', { metadata: { labels: { role: null, tier: 'a' } }, spec: { site: 'home' } });
+  const patched = await client.patch('nodes', 'c1', {
+    metadata: { labels: { role: null, tier: 'a' } },
+    spec: { site: 'home' },
+  });
   assert.deepEqual(patched.metadata.labels, { tier: 'a' });
   assert.equal((patched.spec as { site: string }).site, 'home');
   await client.delete('nodes', 'c1');
@@ -86,7 +92,10 @@ test('server errors arrive as ApiError with the Status reason, code and causes',
   await client.update('nodes', { ...live, spec: { site: 'a' } });
   await rejects(client.update('nodes', { ...live, spec: { site: 'b' } }), 'Conflict', 409);
   const invalid = await rejects(client.create('nodes', node('e2', 'NOT A LABEL')), 'Invalid', 422);
-  assert.ok(invalid.details?.causes?.some((c) => c.field?.includes('spec.site')), JSON.stringify(invalid.details));
+  assert.ok(
+    invalid.details?.causes?.some((c) => c.field?.includes('spec.site')),
+    JSON.stringify(invalid.details),
+  );
   await rejects(client.list('nopes'), 'NotFound', 404);
   await client.delete('nodes', 'e1');
   const anonymous = createClient({ ...server.config, token: 'wrong' });
@@ -102,7 +111,10 @@ test('watch: replays ADDED, streams changes in order, and close() ends the event
   await client.patch('nodes', 'w1', { spec: { site: 'lab' } });
   await client.delete('nodes', 'w1');
   const events = await take(w, 2);
-  assert.deepEqual(events.map((e) => e.type), ['MODIFIED', 'DELETED']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['MODIFIED', 'DELETED'],
+  );
   w.close();
   const after = await take(w, 1);
   assert.deepEqual(after, []);
@@ -111,7 +123,10 @@ test('watch: replays ADDED, streams changes in order, and close() ends the event
 test('watch resumes from a resourceVersion; one too old is an ERROR event with code 410', async () => {
   const first = await client.create('nodes', node('r1'));
   await client.patch('nodes', 'r1', { spec: { site: 'lab' } });
-  const w = await client.watch('nodes', { resourceVersion: first.metadata.resourceVersion, fieldSelector: 'metadata.name=r1' });
+  const w = await client.watch('nodes', {
+    resourceVersion: first.metadata.resourceVersion,
+    fieldSelector: 'metadata.name=r1',
+  });
   const [modified] = await take(w, 1);
   assert.equal(modified.type, 'MODIFIED');
   w.close();
@@ -148,7 +163,10 @@ test('an unreachable control plane is ServiceUnavailable naming the server and t
   await new Promise((r) => probe.close(r));
   const c = createClient({ ...server.config, server: `https://127.0.0.1:${port}` });
   const e = await rejects(c.list('nodes'), 'ServiceUnavailable', 503);
-  assert.equal(e.message, `the control plane at https://127.0.0.1:${port} is unreachable (connect ECONNREFUSED 127.0.0.1:${port})`);
+  assert.equal(
+    e.message,
+    `the control plane at https://127.0.0.1:${port} is unreachable (connect ECONNREFUSED 127.0.0.1:${port})`,
+  );
   assert.ok(isUnreachable(e));
   c.close();
 });
@@ -158,7 +176,10 @@ test('a server whose certificate does not verify against the configured CA is re
   const c = createClient({ ...server.config, server: other.url });
   try {
     const e = await rejects(c.list('nodes'), 'ServiceUnavailable', 503);
-    assert.match(e.message, /^the control plane at https:\/\/127\.0\.0\.1:\d+ is unreachable: its certificate did not verify against the configured CA \(/);
+    assert.match(
+      e.message,
+      /^the control plane at https:\/\/127\.0\.0\.1:\d+ is unreachable: its certificate did not verify against the configured CA \(/,
+    );
     assert.ok(isUnreachable(e));
   } finally {
     c.close();

@@ -8,7 +8,12 @@ import { GROUP, VERSION, type KubeObject, type WatchEvent } from '../meta/types.
 import { HttpTransport, errorFromResponse, readBody, type TransportRequest } from './http-transport.ts';
 import { decodeNdjson } from './ndjson.ts';
 import type {
-  Client, ClientConfig, ClientListOptions, ClientWatchOptions, ClientWriteOptions, WatchStream,
+  Client,
+  ClientConfig,
+  ClientListOptions,
+  ClientWatchOptions,
+  ClientWriteOptions,
+  WatchStream,
 } from './types.ts';
 
 export { isUnreachable } from './http-transport.ts';
@@ -34,17 +39,23 @@ export function createClient(cfg: ClientConfig): HttpClient {
     update: (plural, obj, opts) =>
       send({ method: 'PUT', path: objectPath(plural, obj.metadata.name) + query(writeQuery(opts)), body: obj }),
     updateStatus: (plural, obj, opts) =>
-      send({ method: 'PUT', path: objectPath(plural, obj.metadata.name) + '/status' + query(writeQuery(opts)), body: obj }),
-    patch: (plural, name, patch, opts) => send({
-      method: 'PATCH',
-      path: objectPath(plural, name) + (opts?.subresource ? `/${opts.subresource}` : '') + query(writeQuery(opts)),
-      body: patch,
-      contentType: 'application/merge-patch+json',
-    }),
-    delete: (plural, name, opts) => send({
-      method: 'DELETE',
-      path: objectPath(plural, name) + query({ ...writeQuery(opts), propagationPolicy: opts?.propagationPolicy }),
-    }),
+      send({
+        method: 'PUT',
+        path: objectPath(plural, obj.metadata.name) + '/status' + query(writeQuery(opts)),
+        body: obj,
+      }),
+    patch: (plural, name, patch, opts) =>
+      send({
+        method: 'PATCH',
+        path: objectPath(plural, name) + (opts?.subresource ? `/${opts.subresource}` : '') + query(writeQuery(opts)),
+        body: patch,
+        contentType: 'application/merge-patch+json',
+      }),
+    delete: (plural, name, opts) =>
+      send({
+        method: 'DELETE',
+        path: objectPath(plural, name) + query({ ...writeQuery(opts), propagationPolicy: opts?.propagationPolicy }),
+      }),
     watch: (plural, opts) => openWatch(t, plural, opts),
     raw: (path) => t.json({ method: 'GET', path }),
     close: () => t.close(),
@@ -78,7 +89,9 @@ function query(params: Record<string, string | undefined>): string {
 
 /** Opens a watch; an HTTP 410 answer becomes a single ERROR event carrying the `Status`, as the contract says. */
 async function openWatch<T extends KubeObject>(
-  t: HttpTransport, plural: string, opts: ClientWatchOptions | undefined,
+  t: HttpTransport,
+  plural: string,
+  opts: ClientWatchOptions | undefined,
 ): Promise<WatchStream<T>> {
   const q = query({
     watch: '1',
@@ -92,7 +105,12 @@ async function openWatch<T extends KubeObject>(
     const err = errorFromResponse(code, await readBody(res).catch(() => ''));
     if (code !== 410) throw err;
     const event: WatchEvent<T> = { type: 'ERROR', object: err.toStatus() };
-    return { events: (async function* () { yield event; })(), close: () => undefined };
+    return {
+      events: (async function* () {
+        yield event;
+      })(),
+      close: () => undefined,
+    };
   }
   return watchStream<T>(res);
 }

@@ -37,26 +37,38 @@ export class HttpTransport {
     try {
       this.url = new URL(opts.config.server);
     } catch {
-      throw new ApiError({ reason: 'BadRequest', message: `invalid server URL "${opts.config.server}" in the meshconfig` });
+      throw new ApiError({
+        reason: 'BadRequest',
+        message: `invalid server URL "${opts.config.server}" in the meshconfig`,
+      });
     }
     if (this.url.protocol !== 'https:' && this.url.protocol !== 'http:') {
-      throw new ApiError({ reason: 'BadRequest', message: `unsupported server URL "${opts.config.server}": expected https:// or http://` });
+      throw new ApiError({
+        reason: 'BadRequest',
+        message: `unsupported server URL "${opts.config.server}": expected https:// or http://`,
+      });
     }
-    this.agent = this.url.protocol === 'https:'
-      ? new https.Agent({ keepAlive: true, ...(opts.config.caData ? { ca: opts.config.caData } : {}) })
-      : new http.Agent({ keepAlive: true });
+    this.agent =
+      this.url.protocol === 'https:'
+        ? new https.Agent({ keepAlive: true, ...(opts.config.caData ? { ca: opts.config.caData } : {}) })
+        : new http.Agent({ keepAlive: true });
   }
 
   /** Sends a request and resolves with the parsed JSON body of a 2xx answer; rejects with ApiError. */
   async json(req: TransportRequest): Promise<unknown> {
     const res = await this.send(req);
-    const text = await readBody(res).catch((e: Error) => { throw this.unreachable(e); });
+    const text = await readBody(res).catch((e: Error) => {
+      throw this.unreachable(e);
+    });
     if (!ok(res)) throw errorFromResponse(res.statusCode ?? 0, text);
     if (!text.trim()) return undefined;
     try {
       return JSON.parse(text);
     } catch {
-      throw new ApiError({ reason: 'InternalError', message: `the server sent a response that is not JSON: ${snippet(text)}` });
+      throw new ApiError({
+        reason: 'InternalError',
+        message: `the server sent a response that is not JSON: ${snippet(text)}`,
+      });
     }
   }
 
@@ -75,22 +87,27 @@ export class HttpTransport {
     }
     const mod = this.url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
-      const r = mod.request({
-        protocol: this.url.protocol,
-        hostname: this.url.hostname.replace(/^\[(.*)\]$/, '$1'),
-        port: this.url.port || undefined,
-        path: this.url.pathname.replace(/\/$/, '') + req.path,
-        method: req.method,
-        headers,
-        agent: this.agent,
-      }, resolve);
+      const r = mod.request(
+        {
+          protocol: this.url.protocol,
+          hostname: this.url.hostname.replace(/^\[(.*)\]$/, '$1'),
+          port: this.url.port || undefined,
+          path: this.url.pathname.replace(/\/$/, '') + req.path,
+          method: req.method,
+          headers,
+          agent: this.agent,
+        },
+        resolve,
+      );
       r.on('error', (e: NodeJS.ErrnoException) => {
         if (retryReused && r.reusedSocket && e.code === 'ECONNRESET') resolve(this.send(req, false));
         else reject(this.unreachable(e));
       });
       if (!req.stream) {
         const ms = this.cfg.timeoutMs ?? 30_000;
-        r.setTimeout(ms, () => r.destroy(Object.assign(new Error(`no answer within ${ms / 1000}s`), { code: 'ETIMEDOUT' })));
+        r.setTimeout(ms, () =>
+          r.destroy(Object.assign(new Error(`no answer within ${ms / 1000}s`), { code: 'ETIMEDOUT' })),
+        );
       }
       r.end(body);
     });
@@ -115,7 +132,11 @@ export class HttpTransport {
     } else if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'EPROTO') {
       message = `${at} is unreachable: the TLS handshake failed; is it serving plain HTTP? (${err.message})`;
     }
-    return new ApiError({ reason: 'ServiceUnavailable', message, details: { causes: [{ reason: UNREACHABLE, message: code || err.message }] } });
+    return new ApiError({
+      reason: 'ServiceUnavailable',
+      message,
+      details: { causes: [{ reason: UNREACHABLE, message: code || err.message }] },
+    });
   }
 }
 
@@ -133,9 +154,19 @@ export async function readBody(res: http.IncomingMessage): Promise<string> {
 }
 
 const REASONS: Record<number, StatusReason> = {
-  400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed',
-  406: 'NotAcceptable', 409: 'Conflict', 410: 'Gone', 413: 'RequestEntityTooLarge', 415: 'UnsupportedMediaType',
-  422: 'Invalid', 503: 'ServiceUnavailable', 504: 'Timeout',
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  406: 'NotAcceptable',
+  409: 'Conflict',
+  410: 'Gone',
+  413: 'RequestEntityTooLarge',
+  415: 'UnsupportedMediaType',
+  422: 'Invalid',
+  503: 'ServiceUnavailable',
+  504: 'Timeout',
 };
 
 /** Builds the ApiError of a non-2xx answer: the server's `Status`, or one made from the code and body. */
@@ -147,7 +178,11 @@ export function errorFromResponse(code: number, text: string): ApiError {
     // not JSON: fall through
   }
   const reason = REASONS[code] ?? 'InternalError';
-  return new ApiError({ reason, code, message: `the server responded with HTTP ${code}${text.trim() ? `: ${snippet(text)}` : ''}` });
+  return new ApiError({
+    reason,
+    code,
+    message: `the server responded with HTTP ${code}${text.trim() ? `: ${snippet(text)}` : ''}`,
+  });
 }
 
 function snippet(text: string): string {

@@ -68,7 +68,9 @@ class ListWatchInformer<T extends KubeObject> implements Informer<T> {
   private readonly cache = new ObjectCache<T>();
   private readonly handlers = new Set<EventHandler<T>>();
   private syncWaiters: Array<(ok: boolean) => void> = [];
-  private synced = false; private started = false; private stopped = false;
+  private synced = false;
+  private started = false;
+  private stopped = false;
   private loop?: ListWatch;
   private resyncTimer?: TimerHandle;
 
@@ -86,7 +88,13 @@ class ListWatchInformer<T extends KubeObject> implements Informer<T> {
     this.started = true;
     const { client, plural, labelSelector, fieldSelector, backoff } = this.opts;
     this.loop = startListWatch<T>({
-      client, plural, labelSelector, fieldSelector, backoff, clock: this.clock, logger: this.logger,
+      client,
+      plural,
+      labelSelector,
+      fieldSelector,
+      backoff,
+      clock: this.clock,
+      logger: this.logger,
       onList: (items) => this.replace(items),
       onEvent: (ev) => {
         const change = this.cache.apply(ev);
@@ -103,7 +111,9 @@ class ListWatchInformer<T extends KubeObject> implements Informer<T> {
     await this.loop?.stop();
   }
 
-  hasSynced(): boolean { return this.synced; }
+  hasSynced(): boolean {
+    return this.synced;
+  }
 
   waitForSync(): Promise<boolean> {
     if (this.synced) return Promise.resolve(true);
@@ -111,17 +121,25 @@ class ListWatchInformer<T extends KubeObject> implements Informer<T> {
     return new Promise((resolve) => this.syncWaiters.push(resolve));
   }
 
-  get(name: string): T | undefined { return this.cache.get(name); }
+  get(name: string): T | undefined {
+    return this.cache.get(name);
+  }
 
-  list(): T[] { return this.cache.list(); }
+  list(): T[] {
+    return this.cache.list();
+  }
 
   addEventHandler(handler: EventHandler<T>): () => void {
     this.handlers.add(handler);
     if (this.synced) for (const obj of this.list()) this.call(handler, { type: 'ADDED', obj });
-    return () => { this.handlers.delete(handler); };
+    return () => {
+      this.handlers.delete(handler);
+    };
   }
 
-  lastResourceVersion(): string { return this.loop?.resourceVersion() ?? ''; }
+  lastResourceVersion(): string {
+    return this.loop?.resourceVersion() ?? '';
+  }
 
   /** Replaces the cache with a fresh list and reports what changed against it. */
   private replace(items: T[]): void {

@@ -10,7 +10,9 @@ import { createClient } from './http-client.ts';
 import { startListWatch } from './list-watch.ts';
 
 const cleanups: Array<() => Promise<void> | void> = [];
-after(async () => { for (const c of cleanups.reverse()) await c(); });
+after(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
 
 const node = (name: string) => ({ apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name }, spec: {} });
 
@@ -37,14 +39,27 @@ test('a throwing handler relists; a silent stream is reopened; wake() ends the b
   let contacts = 0;
   let fail = true;
   const lw = startListWatch({
-    client, plural: 'nodes', clock, logger, idleTimeoutMs: 1000,
-    onList: (items) => { lists.push(items.map((o) => o.metadata.name as string)); },
+    client,
+    plural: 'nodes',
+    clock,
+    logger,
+    idleTimeoutMs: 1000,
+    onList: (items) => {
+      lists.push(items.map((o) => o.metadata.name as string));
+    },
     onEvent: (ev) => {
-      if (fail) { fail = false; throw new Error('store is gone'); }
+      if (fail) {
+        fail = false;
+        throw new Error('store is gone');
+      }
       events.push(`${ev.type} ${ev.object.metadata.name}`);
     },
-    onContact: () => { contacts++; },
-    onFailure: (e) => { failures.push((e as Error).message); },
+    onContact: () => {
+      contacts++;
+    },
+    onFailure: (e) => {
+      failures.push((e as Error).message);
+    },
   });
   cleanups.push(() => lw.stop());
   await until('the list and an open watch', () => contacts === 2);
@@ -75,8 +90,15 @@ test('a failure onFailure rethrows ends the loop with that error', async () => {
   const client = createClient(srv.config);
   cleanups.push(() => client.close());
   const lw = startListWatch({
-    client, plural: 'nosuchthings', logger: silentLogger, clock: new FakeClock(),
-    onList: () => {}, onEvent: () => {}, onFailure: (e) => { throw e; },
+    client,
+    plural: 'nosuchthings',
+    logger: silentLogger,
+    clock: new FakeClock(),
+    onList: () => {},
+    onEvent: () => {},
+    onFailure: (e) => {
+      throw e;
+    },
   });
   await assert.rejects(lw.done, (e: Error & { code?: number }) => e.code === 404);
   await lw.stop();

@@ -72,7 +72,8 @@ export function startListWatch<T extends KubeObject = KubeObject>(opts: ListWatc
   const fields = { plural: opts.plural, ...opts.logFields };
   const selectors = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
   const backoff = new Backoff({ baseMs: opts.backoff?.baseMs ?? 250, maxMs: opts.backoff?.maxMs ?? 30_000 });
-  const onFailure = opts.onFailure ?? ((error, retryInMs) => logger.error('List or watch failed', { ...fields, error, retryInMs }));
+  const onFailure =
+    opts.onFailure ?? ((error, retryInMs) => logger.error('List or watch failed', { ...fields, error, retryInMs }));
   let rv = '';
   let needList = !opts.watchOnly;
   let goneInARow = 0;
@@ -108,7 +109,11 @@ export function startListWatch<T extends KubeObject = KubeObject>(opts: ListWatc
 
   /** Watches from `rv` until the stream ends; backs off if it ended without events. */
   async function watchOnce(): Promise<void> {
-    const s = await opts.client.watch(opts.plural, { ...selectors, ...(rv ? { resourceVersion: rv } : {}), allowWatchBookmarks: true });
+    const s = await opts.client.watch(opts.plural, {
+      ...selectors,
+      ...(rv ? { resourceVersion: rv } : {}),
+      allowWatchBookmarks: true,
+    });
     stream = s;
     opts.onContact?.();
     if (stopped) s.close();

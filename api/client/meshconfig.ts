@@ -22,7 +22,15 @@ export function renderMeshconfig(cfg: ClientConfig, user = 'admin'): string {
   const file: KubeconfigFile = {
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 'meshctl', cluster: { server: cfg.server, ...(cfg.caData ? { 'certificate-authority-data': Buffer.from(cfg.caData).toString('base64') } : {}) } }],
+    clusters: [
+      {
+        name: 'meshctl',
+        cluster: {
+          server: cfg.server,
+          ...(cfg.caData ? { 'certificate-authority-data': Buffer.from(cfg.caData).toString('base64') } : {}),
+        },
+      },
+    ],
     users: [{ name: user, user: { token: cfg.token } }],
     contexts: [{ name: 'meshctl', context: { cluster: 'meshctl', user } }],
     'current-context': 'meshctl',
@@ -64,7 +72,14 @@ export function loadMeshconfig(path: string): ClientConfig {
     text = readFileSync(path, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'it is a directory'
+          : code === 'EACCES'
+            ? 'permission denied'
+            : (e as Error).message;
     throw new Error(`cannot read meshconfig ${path}: ${why}`);
   }
   return parseMeshconfig(text, path);

@@ -4,7 +4,9 @@ import { NdjsonDecoder, decodeNdjson } from './ndjson.ts';
 
 test('values split across chunks, several per chunk, CRLF and blank heartbeat lines', () => {
   const d = new NdjsonDecoder();
-  const text = '{"type":"ADDED","object":{"n":1}}\n\n{"type":"MODIFIED",' + '"object":{"n":"é"}}\r\n\n\n{"type":"DELETED","object":{}}\n';
+  const text =
+    '{"type":"ADDED","object":{"n":1}}\n\n{"type":"MODIFIED",' +
+    '"object":{"n":"é"}}\r\n\n\n{"type":"DELETED","object":{}}\n';
   const bytes = Buffer.from(text);
   const seen: unknown[] = [];
   for (let i = 0; i < bytes.length; i += 3) seen.push(...d.push(bytes.subarray(i, i + 3)));
@@ -17,12 +19,18 @@ test('values split across chunks, several per chunk, CRLF and blank heartbeat li
 });
 
 test('a last value without a trailing newline is delivered at the end', async () => {
-  async function* chunks() { yield '{"a":1}\n{"b"'; yield ':2}'; }
+  async function* chunks() {
+    yield '{"a":1}\n{"b"';
+    yield ':2}';
+  }
   const values: unknown[] = [];
   for await (const v of decodeNdjson(chunks())) values.push(v);
   assert.deepEqual(values, [{ a: 1 }, { b: 2 }]);
 });
 
 test('a malformed line is a SyntaxError naming it', () => {
-  assert.throws(() => new NdjsonDecoder().push('{"a":\n'), (e) => e instanceof SyntaxError && /malformed watch event: \{"a":/.test(e.message));
+  assert.throws(
+    () => new NdjsonDecoder().push('{"a":\n'),
+    (e) => e instanceof SyntaxError && /malformed watch event: \{"a":/.test(e.message),
+  );
 });

@@ -6,7 +6,8 @@ import { ObjectCache, type CacheChange } from './object-cache.ts';
 function obj(name: string, rv: string): KubeObject {
   return { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name, resourceVersion: rv } };
 }
-const brief = (cs: CacheChange[]): string[] => cs.map((c) => `${c.type} ${c.obj.metadata.name}${c.old ? ` (was ${c.old.metadata.resourceVersion})` : ''}`);
+const brief = (cs: CacheChange[]): string[] =>
+  cs.map((c) => `${c.type} ${c.obj.metadata.name}${c.old ? ` (was ${c.old.metadata.resourceVersion})` : ''}`);
 
 test('events are applied by what is cached: ADDED for new names, MODIFIED with the old object, DELETED', () => {
   const cache = new ObjectCache();
@@ -18,9 +19,16 @@ test('events are applied by what is cached: ADDED for new names, MODIFIED with t
     cache.apply({ type: 'DELETED', object: obj('a', '6') }),
   ];
   assert.deepEqual(brief(changes.filter((c) => c !== undefined)), [
-    'ADDED a', 'MODIFIED a (was 1)', 'ADDED b', 'MODIFIED b (was 3)', 'DELETED a (was 2)',
+    'ADDED a',
+    'MODIFIED a (was 1)',
+    'ADDED b',
+    'MODIFIED b (was 3)',
+    'DELETED a (was 2)',
   ]);
-  assert.deepEqual(cache.list().map((o) => o.metadata.resourceVersion), ['4']);
+  assert.deepEqual(
+    cache.list().map((o) => o.metadata.resourceVersion),
+    ['4'],
+  );
 });
 
 test('replacing with a fresh list reports exactly the differences', () => {
@@ -28,8 +36,14 @@ test('replacing with a fresh list reports exactly the differences', () => {
   cache.replace([obj('a', '1'), obj('b', '2'), obj('c', '3')]);
   const changes = cache.replace([obj('d', '7'), obj('b', '2'), obj('c', '6')]);
   assert.deepEqual(brief(changes).sort(), ['ADDED d', 'DELETED a (was 1)', 'MODIFIED c (was 3)']);
-  assert.deepEqual(cache.list().map((o) => o.metadata.name), ['b', 'c', 'd']);
+  assert.deepEqual(
+    cache.list().map((o) => o.metadata.name),
+    ['b', 'c', 'd'],
+  );
   assert.equal(cache.get('c')?.metadata.resourceVersion, '6');
-  assert.deepEqual(cache.replace([]).map((c) => c.type), ['DELETED', 'DELETED', 'DELETED']);
+  assert.deepEqual(
+    cache.replace([]).map((c) => c.type),
+    ['DELETED', 'DELETED', 'DELETED'],
+  );
   assert.equal(cache.size, 0);
 });

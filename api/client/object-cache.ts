@@ -61,7 +61,8 @@ export class ObjectCache<T extends KubeObject = KubeObject> {
       const old = this.byName.get(name);
       this.byName.set(name, obj);
       if (!old) changes.push({ type: 'ADDED', obj });
-      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) changes.push({ type: 'MODIFIED', obj, old });
+      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion)
+        changes.push({ type: 'MODIFIED', obj, old });
     }
     return changes;
   }

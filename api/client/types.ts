@@ -48,10 +48,15 @@ export interface Client {
   updateStatus<P extends string>(plural: P, obj: ObjectOf<P>, opts?: ClientWriteOptions): Promise<ObjectOf<P>>;
   /** JSON merge patch (RFC 7386): `null` deletes a field. */
   patch<P extends string>(
-    plural: P, name: string, patch: unknown, opts?: ClientWriteOptions & { subresource?: 'status' },
+    plural: P,
+    name: string,
+    patch: unknown,
+    opts?: ClientWriteOptions & { subresource?: 'status' },
   ): Promise<ObjectOf<P>>;
   delete<P extends string>(
-    plural: P, name: string, opts?: ClientWriteOptions & { propagationPolicy?: 'Orphan' | 'Background' },
+    plural: P,
+    name: string,
+    opts?: ClientWriteOptions & { propagationPolicy?: 'Orphan' | 'Background' },
   ): Promise<ObjectOf<P>>;
   /** Opens `?watch=1`; a 410 surfaces as an ERROR event whose object is a Status with code 410. */
   watch<P extends string>(plural: P, opts?: ClientWatchOptions): Promise<WatchStream<ObjectOf<P>>>;

@@ -16,7 +16,10 @@ async function drain(q: WorkQueue): Promise<string[]> {
 
 test('repeated adds of a waiting key collapse into one', async () => {
   const q = new WorkQueue({ clock: new FakeClock() });
-  q.add('a'); q.add('a'); q.add('b'); q.add('a');
+  q.add('a');
+  q.add('a');
+  q.add('b');
+  q.add('a');
   assert.equal(q.len(), 2);
   assert.deepEqual(await drain(q), ['a', 'b']);
 });
@@ -26,7 +29,8 @@ test('a key added while it is processed is queued again only after done', async 
   q.add('a');
   const k = await q.get();
   assert.equal(k, 'a');
-  q.add('a'); q.add('a');
+  q.add('a');
+  q.add('a');
   assert.equal(q.len(), 0, 'not handed out while in process');
   q.done('a');
   assert.equal(q.len(), 1, 'requeued once after done');
@@ -54,12 +58,15 @@ test('a key is never processed by two workers at once', async () => {
   const workers = [worker(), worker(), worker()];
   q.add('a');
   await settle();
-  q.add('a'); q.add('a'); q.add('b');
+  q.add('a');
+  q.add('a');
+  q.add('b');
   await settle();
   assert.equal(release.length, 2, 'a and b in process, the re-added a waits');
   assert.equal(active.get('a'), 1);
   for (let round = 0; round < 5 && release.length > 0; round++) {
-    const r = release; release = [];
+    const r = release;
+    release = [];
     r.forEach((fn) => fn());
     await settle();
   }
@@ -76,7 +83,10 @@ test('addRateLimited backs off exponentially per key, capped, and forget resets 
   for (let i = 0; i < 6; i++) {
     q.addRateLimited('a');
     let waited = 0;
-    while (q.len() === 0) { clock.advance(1); waited++; }
+    while (q.len() === 0) {
+      clock.advance(1);
+      waited++;
+    }
     delays.push(waited);
     assert.deepEqual(await drain(q), ['a']);
   }

@@ -19,7 +19,10 @@ export interface WorkQueueOptions {
   maxDelayMs?: number;
 }
 
-interface Delayed { due: number; handle: TimerHandle }
+interface Delayed {
+  due: number;
+  handle: TimerHandle;
+}
 
 /** The queue between informers and workers: deduplicates keys, serializes each key, delays and backs off. */
 export class WorkQueue {

@@ -2,13 +2,35 @@
  * The one error class of the API: carries an HTTP code and serializes to a Kubernetes `Status` object.
  */
 export type StatusReason =
-  | 'BadRequest' | 'Unauthorized' | 'Forbidden' | 'NotFound' | 'AlreadyExists' | 'Conflict'
-  | 'Gone' | 'Invalid' | 'MethodNotAllowed' | 'RequestEntityTooLarge' | 'UnsupportedMediaType'
-  | 'NotAcceptable' | 'InternalError' | 'ServiceUnavailable' | 'Timeout' | 'Expired';
+  | 'BadRequest'
+  | 'Unauthorized'
+  | 'Forbidden'
+  | 'NotFound'
+  | 'AlreadyExists'
+  | 'Conflict'
+  | 'Gone'
+  | 'Invalid'
+  | 'MethodNotAllowed'
+  | 'RequestEntityTooLarge'
+  | 'UnsupportedMediaType'
+  | 'NotAcceptable'
+  | 'InternalError'
+  | 'ServiceUnavailable'
+  | 'Timeout'
+  | 'Expired';
 
-export interface StatusCause { field?: string; message: string; reason?: string }
+export interface StatusCause {
+  field?: string;
+  message: string;
+  reason?: string;
+}
 
-export interface StatusDetails { name?: string; group?: string; kind?: string; causes?: StatusCause[] }
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  causes?: StatusCause[];
+}
 
 /**
  * The wire shape of an error (`kind: Status`). A type rather than an interface, so that a Status is also a
@@ -26,9 +48,22 @@ export type Status = {
 };
 
 const CODES: Record<StatusReason, number> = {
-  BadRequest: 400, Unauthorized: 401, Forbidden: 403, NotFound: 404, AlreadyExists: 409, Conflict: 409,
-  Gone: 410, Expired: 410, Invalid: 422, MethodNotAllowed: 405, RequestEntityTooLarge: 413,
-  UnsupportedMediaType: 415, NotAcceptable: 406, InternalError: 500, ServiceUnavailable: 503, Timeout: 504,
+  BadRequest: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  AlreadyExists: 409,
+  Conflict: 409,
+  Gone: 410,
+  Expired: 410,
+  Invalid: 422,
+  MethodNotAllowed: 405,
+  RequestEntityTooLarge: 413,
+  UnsupportedMediaType: 415,
+  NotAcceptable: 406,
+  InternalError: 500,
+  ServiceUnavailable: 503,
+  Timeout: 504,
 };
 
 /** An API error: thrown anywhere in the server, written to the wire as a `Status`. */
@@ -48,8 +83,14 @@ export class ApiError extends Error {
   /** The `Status` object sent to clients. */
   toStatus(): Status {
     return {
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
-      message: this.message, reason: this.reason, ...(this.details ? { details: this.details } : {}), code: this.code,
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: this.message,
+      reason: this.reason,
+      ...(this.details ? { details: this.details } : {}),
+      code: this.code,
     };
   }
 
@@ -64,11 +105,19 @@ export class ApiError extends Error {
   }
 
   static notFound(plural: string, name: string): ApiError {
-    return new ApiError({ reason: 'NotFound', message: `${plural}.meshctl.dev "${name}" not found`, details: { name, group: 'meshctl.dev', kind: plural } });
+    return new ApiError({
+      reason: 'NotFound',
+      message: `${plural}.meshctl.dev "${name}" not found`,
+      details: { name, group: 'meshctl.dev', kind: plural },
+    });
   }
 
   static alreadyExists(plural: string, name: string): ApiError {
-    return new ApiError({ reason: 'AlreadyExists', message: `${plural}.meshctl.dev "${name}" already exists`, details: { name, group: 'meshctl.dev', kind: plural } });
+    return new ApiError({
+      reason: 'AlreadyExists',
+      message: `${plural}.meshctl.dev "${name}" already exists`,
+      details: { name, group: 'meshctl.dev', kind: plural },
+    });
   }
 
   static conflict(plural: string, name: string, why: string): ApiError {

@@ -22,7 +22,11 @@ function tempPath(path: string): string {
 }
 
 /** Atomically and durably replaces `path` with `data`, with exactly `opts.mode`. */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, opts: WriteFileAtomicOptions): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  opts: WriteFileAtomicOptions,
+): Promise<void> {
   const tmp = tempPath(path);
   const fh = await openHandle(tmp, 'wx', opts.mode);
   try {
@@ -63,7 +67,9 @@ export function writeFileAtomicSync(path: string, data: string | Uint8Array, opt
  * `fs` rather than a FileHandle: the store calls it on its commit path, where this is measurably cheaper.
  */
 export async function fsyncDir(dir: string): Promise<void> {
-  const fd = await new Promise<number>((resolve, reject) => open(dir, 'r', (err, d) => (err ? reject(err) : resolve(d))));
+  const fd = await new Promise<number>((resolve, reject) =>
+    open(dir, 'r', (err, d) => (err ? reject(err) : resolve(d))),
+  );
   try {
     await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
   } finally {

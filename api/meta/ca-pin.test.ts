@@ -16,7 +16,7 @@ QY7Z8GcSef5esK2ssAIgDcd99CCiwe108LagFwuODN3o7Zaq/fmip5Uy1m5fiqs=
 -----END CERTIFICATE-----
 `;
 
-test('the CA pin is sha256 of the CA public key\'s DER SubjectPublicKeyInfo (kubeadm\'s discovery hash)', () => {
+test("the CA pin is sha256 of the CA public key's DER SubjectPublicKeyInfo (kubeadm's discovery hash)", () => {
   assert.equal(caPin(CA), 'sha256:382e2f0368d6b2d3d1ce72ce50bb981f1d271a629b8fd625fe8ca136a18fa95a');
   assert.throws(() => caPin('not a certificate'));
 });

@@ -29,9 +29,17 @@ export interface Sleep {
 /** Sleeps `ms` on `clock`; used for backoff so that stopping does not wait for the timer. */
 export function sleep(clock: Clock, ms: number): Sleep {
   let wake: () => void = () => {};
-  const promise = new Promise<void>((resolve) => { wake = resolve; });
+  const promise = new Promise<void>((resolve) => {
+    wake = resolve;
+  });
   const handle = clock.setTimeout(() => wake(), ms);
-  return { promise, cancel: () => { clock.clearTimeout(handle); wake(); } };
+  return {
+    promise,
+    cancel: () => {
+      clock.clearTimeout(handle);
+      wake();
+    },
+  };
 }
 
 /** The delay after `failures` failures: `baseMs * 2^failures`, capped at `maxMs`. */

@@ -6,7 +6,16 @@
  * checks (at least 10ms, positive, …) belong to the caller.
  */
 
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNIT_MS: Record<string, number> = {
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3,
+  μs: 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+};
 const PART = /(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)/y;
 
 /** Options of `parseDuration`. */
@@ -22,7 +31,9 @@ export interface ParseDurationOptions {
 export function parseDuration(text: string, opts: ParseDurationOptions = {}): number {
   const ms = text === '0' ? 0 : sumParts(text);
   if (ms === undefined) {
-    throw new Error(`invalid duration "${text}": expected numbers with units such as 1h30m, 90s or 250ms (units ns, us, ms, s, m, h)`);
+    throw new Error(
+      `invalid duration "${text}": expected numbers with units such as 1h30m, 90s or 250ms (units ns, us, ms, s, m, h)`,
+    );
   }
   if (ms === 0 && !opts.allowZero) throw new Error(`invalid duration "${text}": must be greater than zero`);
   return ms;
@@ -36,7 +47,7 @@ function sumParts(text: string): number | undefined {
   while (PART.lastIndex < text.length) {
     const m = PART.exec(text);
     if (!m) return undefined;
-    ms += Number(m[1]) * (UNIT_MS[m[2]]);
+    ms += Number(m[1]) * UNIT_MS[m[2]];
   }
   return ms;
 }

@@ -4,7 +4,11 @@
  */
 import type { Clock, TimerHandle } from './clock.ts';
 
-interface Timer { id: number; due: number; fn: () => void }
+interface Timer {
+  id: number;
+  due: number;
+  fn: () => void;
+}
 
 /** A test clock whose timers fire only from `advance`, in order of due time then creation. */
 export class FakeClock implements Clock {

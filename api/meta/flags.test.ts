@@ -12,7 +12,10 @@ const specs: FlagSpec[] = [
 ];
 
 test('kubectl-style flag forms, anywhere among positionals', () => {
-  const a = parseArgs(['nodes', '-oyaml', 'a', '--watch', '-f', 'x.yaml', '--filename=y.yaml', '-f', '-', '--dry-run=server', 'b'], specs);
+  const a = parseArgs(
+    ['nodes', '-oyaml', 'a', '--watch', '-f', 'x.yaml', '--filename=y.yaml', '-f', '-', '--dry-run=server', 'b'],
+    specs,
+  );
   assert.deepEqual(a.positionals, ['nodes', 'a', 'b']);
   assert.equal(a.str('output'), 'yaml');
   assert.ok(a.bool('watch'));
@@ -31,7 +34,10 @@ test('grouped short booleans with a trailing value flag; -- ends flags; --flag=f
 });
 
 test('usage errors: unknown flags, missing values, values not allowed', () => {
-  assert.throws(() => parseArgs(['--nope'], specs), (e) => e instanceof UsageError && /unknown flag: --nope/.test(e.message));
+  assert.throws(
+    () => parseArgs(['--nope'], specs),
+    (e) => e instanceof UsageError && /unknown flag: --nope/.test(e.message),
+  );
   assert.throws(() => parseArgs(['-x'], specs), /unknown shorthand flag: 'x'/);
   assert.throws(() => parseArgs(['-o'], specs), /flag needs an argument: -o/);
   assert.throws(() => parseArgs(['-o', 'xml'], specs), /invalid argument "xml" for "-o" flag/);
@@ -39,10 +45,18 @@ test('usage errors: unknown flags, missing values, values not allowed', () => {
 
 test('a program may word unknown flags its own way; the flags a parse saw are the ones it returns', () => {
   const unknownFlag = unknownOption;
-  assert.throws(() => parseArgs(['--bogus'], specs, { unknownFlag }), (e) => e instanceof UsageError && e.message === "Unknown option '--bogus'");
+  assert.throws(
+    () => parseArgs(['--bogus'], specs, { unknownFlag }),
+    (e) => e instanceof UsageError && e.message === "Unknown option '--bogus'",
+  );
   assert.throws(() => parseArgs(['-wx'], specs, { unknownFlag }), { message: "Unknown option '-x'" });
   const a = parseArgs(['run', '--dry-run', 'x', '-f', 'a', '--filename=b'], specs, { unknownFlag });
-  assert.deepEqual([a.positionals, a.str('dry-run'), a.list('filename'), a.str('output')], [['run'], 'x', ['a', 'b'], undefined]);
-  assert.throws(() => refusePositionals(a), { message: "Unexpected argument 'run'. This command does not take positional arguments" });
+  assert.deepEqual(
+    [a.positionals, a.str('dry-run'), a.list('filename'), a.str('output')],
+    [['run'], 'x', ['a', 'b'], undefined],
+  );
+  assert.throws(() => refusePositionals(a), {
+    message: "Unexpected argument 'run'. This command does not take positional arguments",
+  });
   refusePositionals(parseArgs(['-w'], specs));
 });

@@ -22,7 +22,10 @@ export interface FlagSpec {
 
 /** The parsed command line of one command. */
 export class ParsedArgs {
-  constructor(readonly positionals: string[], private readonly values: Map<string, string | boolean | string[]>) {}
+  constructor(
+    readonly positionals: string[],
+    private readonly values: Map<string, string | boolean | string[]>,
+  ) {}
 
   /** The value of a string flag, or undefined. */
   str(name: string): string | undefined {
@@ -59,7 +62,8 @@ export function unknownOption(flag: string): string {
 /** Refuses positional arguments, for a program that takes none (node:util parseArgs' wording, as unknownOption). */
 export function refusePositionals(args: ParsedArgs): void {
   const extra = args.positionals[0];
-  if (extra !== undefined) throw new UsageError(`Unexpected argument '${extra}'. This command does not take positional arguments`);
+  if (extra !== undefined)
+    throw new UsageError(`Unexpected argument '${extra}'. This command does not take positional arguments`);
 }
 
 /** Parses `argv` (the words after the command name) against the command's flags. */
@@ -90,11 +94,17 @@ export function parseArgs(argv: string[], specs: FlagSpec[], opts: ParseArgsOpti
 }
 
 function parseShort(
-  word: string, argv: string[], i: number, byShort: Map<string, FlagSpec>, values: Map<string, string | boolean | string[]>, opts: ParseArgsOptions,
+  word: string,
+  argv: string[],
+  i: number,
+  byShort: Map<string, FlagSpec>,
+  values: Map<string, string | boolean | string[]>,
+  opts: ParseArgsOptions,
 ): number {
   for (let j = 1; j < word.length; j++) {
     const spec = byShort.get(word[j]);
-    if (!spec) throw new UsageError(opts.unknownFlag?.(`-${word[j]}`) ?? `unknown shorthand flag: '${word[j]}' in ${word}`);
+    if (!spec)
+      throw new UsageError(opts.unknownFlag?.(`-${word[j]}`) ?? `unknown shorthand flag: '${word[j]}' in ${word}`);
     if (spec.type === 'boolean') {
       values.set(spec.name, true);
       continue;
@@ -106,7 +116,14 @@ function parseShort(
 }
 
 /** Stores one flag's value; returns the index of the last word consumed. */
-function take(spec: FlagSpec, inline: string | undefined, argv: string[], i: number, values: Map<string, string | boolean | string[]>, shown: string): number {
+function take(
+  spec: FlagSpec,
+  inline: string | undefined,
+  argv: string[],
+  i: number,
+  values: Map<string, string | boolean | string[]>,
+  shown: string,
+): number {
   if (spec.type === 'boolean') {
     if (inline !== undefined && inline !== 'true' && inline !== 'false') {
       throw new UsageError(`invalid argument "${inline}" for "${shown}" flag: expected true or false`);
@@ -122,7 +139,8 @@ function take(spec: FlagSpec, inline: string | undefined, argv: string[], i: num
   if (spec.values && !spec.values.includes(value)) {
     throw new UsageError(`invalid argument "${value}" for "${shown}" flag: must be one of ${spec.values.join(', ')}`);
   }
-  if (spec.type === 'strings') values.set(spec.name, [...((values.get(spec.name) as string[] | undefined) ?? []), value]);
+  if (spec.type === 'strings')
+    values.set(spec.name, [...((values.get(spec.name) as string[] | undefined) ?? []), value]);
   else values.set(spec.name, value);
   return i;
 }

@@ -17,7 +17,11 @@ test('an empty host only where the caller has a default', () => {
 
 test('anything else is an error naming the input', () => {
   for (const bad of ['9100', 'h', 'h:', 'h:x', 'h:123456', '::1:80', '[::1]80', 'a:b:80', '[::1]:', 'h:-1']) {
-    assert.throws(() => parseHostPort(bad, { defaultHost: '0.0.0.0' }), (e: Error) => e.message.includes(`HOST:PORT`) && e.message.includes(`"${bad}"`), bad);
+    assert.throws(
+      () => parseHostPort(bad, { defaultHost: '0.0.0.0' }),
+      (e: Error) => e.message.includes(`HOST:PORT`) && e.message.includes(`"${bad}"`),
+      bad,
+    );
   }
   assert.throws(() => parseHostPort('h:70000'), /HOST:PORT .*"h:70000": the port must be at most 65535/);
 });

@@ -22,7 +22,11 @@ export interface JsonLoggerOptions {
 
 /** A logger that writes one JSON object per line; Error values are written as their message. */
 export function createJsonLogger(opts: JsonLoggerOptions = {}): Logger {
-  const write = opts.write ?? ((line: string) => { process.stderr.write(line); });
+  const write =
+    opts.write ??
+    ((line: string) => {
+      process.stderr.write(line);
+    });
   const emit = (level: string, msg: string, fields?: LogFields): void => {
     const rec = { time: new Date().toISOString(), level, msg, ...opts.fields, ...fields };
     write(JSON.stringify(rec, (_k, v: unknown) => (v instanceof Error ? v.message : v)) + '\n');

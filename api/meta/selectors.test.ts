@@ -48,7 +48,11 @@ test('field selectors on metadata and any dotted path', () => {
   assert.equal(matchesSelectors(web, undefined, 'metadata.name==n2'), false);
   assert.equal(matchesSelectors(web, undefined, 'spec.node=a'), true);
   assert.equal(matchesSelectors(db, undefined, 'spec.node!=a'), true);
-  assert.equal(matchesSelectors(web, undefined, 'spec.port=80,spec.on=true'), true, 'numbers and booleans compare as text');
+  assert.equal(
+    matchesSelectors(web, undefined, 'spec.port=80,spec.on=true'),
+    true,
+    'numbers and booleans compare as text',
+  );
   assert.equal(matchesSelectors(bare, undefined, 'spec.node='), true, 'a missing field is the empty string');
   assert.equal(matchesSelectors(web, 'app=web', 'spec.node=b'), false, 'both selectors must hold');
 });

@@ -64,13 +64,19 @@ function checkKey(selector: string, key: string): void {
     throw bad(selector, `invalid label key "${key}": prefix must be a DNS subdomain`);
   }
   if (!NAME.test(name)) {
-    throw bad(selector, `invalid label key "${key}": name must be 1-63 alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric`);
+    throw bad(
+      selector,
+      `invalid label key "${key}": name must be 1-63 alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric`,
+    );
   }
 }
 
 function checkValue(selector: string, value: string): void {
   if (value !== '' && !NAME.test(value)) {
-    throw bad(selector, `invalid label value "${value}": must be empty or 1-63 alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric`);
+    throw bad(
+      selector,
+      `invalid label value "${value}": must be empty or 1-63 alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric`,
+    );
   }
 }
 
@@ -78,7 +84,8 @@ function parseLabelTerm(selector: string, term: string): LabelRequirement {
   let m = SET_TERM.exec(term);
   if (m) {
     const values = m[3].split(',').map((v) => v.trim());
-    if (values.length === 1 && values[0] === '') throw bad(selector, `"${term}": the set of values for '${m[2]}' must not be empty`);
+    if (values.length === 1 && values[0] === '')
+      throw bad(selector, `"${term}": the set of values for '${m[2]}' must not be empty`);
     values.forEach((v) => checkValue(selector, v));
     return { key: m[1], op: m[2] as 'in' | 'notin', values };
   }
@@ -88,7 +95,10 @@ function parseLabelTerm(selector: string, term: string): LabelRequirement {
     return { key: m[1], op: m[2] === '!=' ? 'neq' : 'eq', values: [m[3]] };
   }
   if ((m = EXISTS_TERM.exec(term))) return { key: m[1], op: 'exists', values: [] };
-  throw bad(selector, `"${term}" is not a requirement (expected key, !key, key=value, key!=value, key in (a,b) or key notin (a,b))`);
+  throw bad(
+    selector,
+    `"${term}" is not a requirement (expected key, !key, key=value, key!=value, key in (a,b) or key notin (a,b))`,
+  );
 }
 
 /** Parses a label selector; throws ApiError BadRequest with a readable message when it is malformed. */
@@ -113,7 +123,8 @@ export function parseFieldSelector(selector: string): FieldSelector {
     const m = FIELD_TERM.exec(term);
     if (!m) throw bad(selector, `"${term}" is not a requirement (expected path=value, path==value or path!=value)`);
     const path = m[1].split('.');
-    if (!path.every((p) => PATH_PART.test(p))) throw bad(selector, `invalid field path "${m[1]}": expected dotted names like spec.node`);
+    if (!path.every((p) => PATH_PART.test(p)))
+      throw bad(selector, `invalid field path "${m[1]}": expected dotted names like spec.node`);
     return { path, op: m[2] === '!=' ? 'neq' : 'eq', value: m[3].trim() };
   });
 }
@@ -121,12 +132,18 @@ export function parseFieldSelector(selector: string): FieldSelector {
 function labelHolds(labels: Record<string, string>, r: LabelRequirement): boolean {
   const has = Object.prototype.hasOwnProperty.call(labels, r.key);
   switch (r.op) {
-    case 'eq': return has && labels[r.key] === r.values[0];
-    case 'neq': return !(has && labels[r.key] === r.values[0]);
-    case 'in': return has && r.values.includes(labels[r.key]);
-    case 'notin': return !(has && r.values.includes(labels[r.key]));
-    case 'exists': return has;
-    case 'notexists': return !has;
+    case 'eq':
+      return has && labels[r.key] === r.values[0];
+    case 'neq':
+      return !(has && labels[r.key] === r.values[0]);
+    case 'in':
+      return has && r.values.includes(labels[r.key]);
+    case 'notin':
+      return !(has && r.values.includes(labels[r.key]));
+    case 'exists':
+      return has;
+    case 'notexists':
+      return !has;
   }
 }
 
@@ -154,7 +171,11 @@ export function matchesFields(obj: KubeObject, selector: FieldSelector): boolean
 }
 
 /** True when the object matches both selectors (given as text or parsed; absent ones match everything). */
-export function matchesSelectors(obj: KubeObject, label?: string | LabelSelector, field?: string | FieldSelector): boolean {
+export function matchesSelectors(
+  obj: KubeObject,
+  label?: string | LabelSelector,
+  field?: string | FieldSelector,
+): boolean {
   const l = typeof label === 'string' ? parseLabelSelector(label) : label;
   const f = typeof field === 'string' ? parseFieldSelector(field) : field;
   return (l === undefined || matchesLabels(obj, l)) && (f === undefined || matchesFields(obj, f));

@@ -51,4 +51,7 @@ export type WatchEvent<T extends KubeObject = KubeObject> =
   | { type: 'ERROR'; object: Status };
 
 /** A watch event that carries a changed object: ADDED, MODIFIED or DELETED (not a BOOKMARK or an ERROR). */
-export type ObjectEvent<T extends KubeObject = KubeObject> = Extract<WatchEvent<T>, { type: 'ADDED' | 'MODIFIED' | 'DELETED' }>;
+export type ObjectEvent<T extends KubeObject = KubeObject> = Extract<
+  WatchEvent<T>,
+  { type: 'ADDED' | 'MODIFIED' | 'DELETED' }
+>;

@@ -15,4 +15,3 @@ export class UsageError extends Error {
     this.name = 'UsageError';
   }
 }
-

@@ -77,8 +77,8 @@ export function createApp(opts: AppOptions): App {
 }
 
 /** The configuration the dispatcher and resource router share. */
-export type AppConfig = Required<Omit<AppOptions, 'watchHeartbeatMs' | 'storeFor' | 'join' | 'logsDir'>> & Pick<AppOptions, 'storeFor' | 'join'>
-  & { heartbeatMs: number; watches: WatchRegistry; logs?: LogFiles };
+export type AppConfig = Required<Omit<AppOptions, 'watchHeartbeatMs' | 'storeFor' | 'join' | 'logsDir'>> &
+  Pick<AppOptions, 'storeFor' | 'join'> & { heartbeatMs: number; watches: WatchRegistry; logs?: LogFiles };
 
 function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Promise<void> | undefined {
   const url = parseUrl(req.url);
@@ -104,13 +104,26 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
   if (cfg.join && route.plural === 'jointokens' && route.name === undefined && !route.watchPath && method === 'POST') {
     const refused = cfg.authorize(identity, { verb: 'create', plural: 'jointokens', path: url.pathname });
     if (refused) throw refused;
-    return cfg.join.createToken({ req, res, query: url.searchParams, store: cfg.store, maxBodyBytes: cfg.maxBodyBytes, logger: cfg.logger });
+    return cfg.join.createToken({
+      req,
+      res,
+      query: url.searchParams,
+      store: cfg.store,
+      maxBodyBytes: cfg.maxBodyBytes,
+      logger: cfg.logger,
+    });
   }
   return serveResource(forRequest(cfg, identity, url), { req, res, url, method, identity, route });
 }
 
 /** Serves the anonymous join endpoints: `GET /cluster-info`, `POST /join`. */
-function serveJoin(join: JoinEndpoints, endpoint: 'cluster-info' | 'join', req: IncomingMessage, res: ServerResponse, method: string): Promise<void> | undefined {
+function serveJoin(
+  join: JoinEndpoints,
+  endpoint: 'cluster-info' | 'join',
+  req: IncomingMessage,
+  res: ServerResponse,
+  method: string,
+): Promise<void> | undefined {
   requireMethod(res, method, endpoint === 'join' ? ['POST'] : ['GET']);
   if (endpoint === 'join') return join.join(req, res);
   join.clusterInfo(req, res);

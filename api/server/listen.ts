@@ -40,10 +40,15 @@ export async function listen(opts: ListenOptions): Promise<Listening> {
     }
     socket.destroy();
   });
-  server.on('tlsClientError', () => { /* a failed handshake only concerns that client */ });
+  server.on('tlsClientError', () => {
+    /* a failed handshake only concerns that client */
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port, opts.host, () => { server.off('error', reject); resolve(); });
+    server.listen(opts.port, opts.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;

@@ -33,7 +33,13 @@ export function orphanDependents(state: StoreState, txn: Txn, uid: string): void
 }
 
 /** Handles one dependent of a removed owner; returns its uid when it was removed too (its dependents are next). */
-function deleteDependent(state: StoreState, txn: Txn, plural: string, dep: KubeObject, ownerUid: string): string | undefined {
+function deleteDependent(
+  state: StoreState,
+  txn: Txn,
+  plural: string,
+  dep: KubeObject,
+  ownerUid: string,
+): string | undefined {
   const otherOwners = (dep.metadata.ownerReferences ?? []).filter((r) => r.uid !== ownerUid && state.hasUid(r.uid));
   if (otherOwners.length > 0) state.put(txn, plural, withoutOwner(dep, ownerUid), 'MODIFIED');
   else if (hasFinalizers(dep)) markDeleting(state, txn, plural, dep);

@@ -14,11 +14,22 @@ import { tempDir } from './testdata/helpers.ts';
 const ROUNDS = 52;
 const WRITER = join(import.meta.dirname, 'testdata', 'crash-writer.ts');
 
-interface Write { op: string; tag: string; rv?: number }
+interface Write {
+  op: string;
+  tag: string;
+  rv?: number;
+}
 /** What an object looked like after the previous round: present (rv, tag) or absent. */
-interface Known { present: boolean; rv?: number; tag?: string }
+interface Known {
+  present: boolean;
+  rv?: number;
+  tag?: string;
+}
 
-interface Round { lines: string[]; killedDuringCompaction: boolean }
+interface Round {
+  lines: string[];
+  killedDuringCompaction: boolean;
+}
 
 function runChild(dir: string): Promise<Round> {
   return new Promise((resolve, reject) => {
@@ -34,16 +45,24 @@ function runChild(dir: string): Promise<Round> {
       rest = parts.pop() as string;
       for (const line of parts) {
         lines.push(line);
-        if (line.startsWith('log ')) compacting = line.includes('"Started compaction"') || (compacting && !line.includes('"Compact'));
+        if (line.startsWith('log '))
+          compacting = line.includes('"Started compaction"') || (compacting && !line.includes('"Compact'));
         if (line.startsWith('ready ') && !killTimer) {
-          killTimer = setTimeout(() => { atKill = compacting; child.kill('SIGKILL'); }, 20 + Math.random() * 130);
+          killTimer = setTimeout(
+            () => {
+              atKill = compacting;
+              child.kill('SIGKILL');
+            },
+            20 + Math.random() * 130,
+          );
         }
       }
     });
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(killTimer);
-      if (signal !== 'SIGKILL') reject(new Error(`writer exited with ${code ?? signal} before the kill:\n${lines.slice(-20).join('\n')}`));
+      if (signal !== 'SIGKILL')
+        reject(new Error(`writer exited with ${code ?? signal} before the kill:\n${lines.slice(-20).join('\n')}`));
       else resolve({ lines, killedDuringCompaction: atKill });
     });
   });
@@ -69,8 +88,13 @@ function parse(lines: string[]): Map<string, { acked?: Write; inflight?: Write }
 }
 
 function expectations(before: Known | undefined, acked?: Write, inflight?: Write): string[] {
-  const base = acked ? (acked.op === 'delete' ? 'absent' : `present ${acked.tag} rv>=${acked.rv}`)
-    : before?.present ? `present ${before.tag} rv>=${before.rv}` : 'absent';
+  const base = acked
+    ? acked.op === 'delete'
+      ? 'absent'
+      : `present ${acked.tag} rv>=${acked.rv}`
+    : before?.present
+      ? `present ${before.tag} rv>=${before.rv}`
+      : 'absent';
   if (!inflight) return [base];
   return [base, inflight.op === 'delete' ? 'absent' : `present ${inflight.tag}`];
 }
@@ -96,7 +120,11 @@ test('SIGKILL at random moments never loses an acknowledged write', { timeout: 1
       const next = new Map<string, Known>();
       for (const plural of ['nodes', 'routes']) {
         for (const o of store.list(plural).items) {
-          next.set(`${plural}/${o.metadata.name}`, { present: true, rv: Number(o.metadata.resourceVersion), tag: (o.spec as { tag: string }).tag });
+          next.set(`${plural}/${o.metadata.name}`, {
+            present: true,
+            rv: Number(o.metadata.resourceVersion),
+            tag: (o.spec as { tag: string }).tag,
+          });
         }
       }
       for (const key of new Set([...known.keys(), ...writes.keys(), ...next.keys()])) {
@@ -104,7 +132,10 @@ test('SIGKILL at random moments never loses an acknowledged write', { timeout: 1
         if (w?.acked) acks++;
         const actual = next.get(key) ?? { present: false };
         const ok = expectations(known.get(key), w?.acked, w?.inflight);
-        assert.ok(ok.some((e) => satisfies(actual, e)), `round ${round}: ${key} is ${JSON.stringify(actual)}, expected one of ${ok.join(' | ')}`);
+        assert.ok(
+          ok.some((e) => satisfies(actual, e)),
+          `round ${round}: ${key} is ${JSON.stringify(actual)}, expected one of ${ok.join(' | ')}`,
+        );
       }
       const maxAcked = Math.max(0, ...[...writes.values()].map((w) => w.acked?.rv ?? 0));
       assert.ok(Number(store.resourceVersion()) >= maxAcked);

@@ -32,8 +32,13 @@ test('compaction writes a snapshot, drops old segments, and a reopen gives the s
   const logs: { msg?: string }[] = [];
   const s1 = await openAnyKindStore({ dir, compactAfterBytes: 4096, logger: (l) => logs.push(l) });
   for (let round = 0; round < 5; round++) {
-    await Promise.all(Array.from({ length: 40 }, (_, i) => s1.update('nodes', node(`n${i}`, { spec: { round } })).catch(() =>
-      s1.create('nodes', node(`n${i}`, { spec: { round } })))));
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        s1
+          .update('nodes', node(`n${i}`, { spec: { round } }))
+          .catch(() => s1.create('nodes', node(`n${i}`, { spec: { round } }))),
+      ),
+    );
     await s1.create('nodes', node(`x${round}`));
     if (round > 0) await s1.delete('nodes', `x${round - 1}`);
   }
@@ -63,7 +68,10 @@ test('a torn last journal line is dropped (and logged), and the store goes on', 
   appendFileSync(join(dir, SEG1), '{"rv":3,"op":"put","plural":"nodes","name":"c","obj":{"metad');
   const logs: { msg?: string }[] = [];
   const s2 = await openAnyKindStore({ dir, logger: (l) => logs.push(l) });
-  assert.deepEqual(s2.list('nodes').items.map((o) => o.metadata.name), ['a', 'b']);
+  assert.deepEqual(
+    s2.list('nodes').items.map((o) => o.metadata.name),
+    ['a', 'b'],
+  );
   assert.ok(logs.some((l) => l.msg === 'Dropped torn journal tail'));
   assert.equal(statSync(join(dir, SEG1)).size, good, 'the torn bytes are cut off the file');
   await s2.create('nodes', node('c'));
@@ -71,7 +79,10 @@ test('a torn last journal line is dropped (and logged), and the store goes on', 
   appendFileSync(join(dir, SEG1), '{"rv":4,"op":"put","plural":"nodes"\n'); // complete but unparseable last line
   const s3 = await openAnyKindStore({ dir, logger: (l) => logs.push(l) });
   t.after(() => s3.close());
-  assert.deepEqual(s3.list('nodes').items.map((o) => o.metadata.name), ['a', 'b', 'c']);
+  assert.deepEqual(
+    s3.list('nodes').items.map((o) => o.metadata.name),
+    ['a', 'b', 'c'],
+  );
   assert.equal(s3.resourceVersion(), '3');
 });
 
@@ -84,7 +95,8 @@ test('a corrupt line in the middle of the journal fails the open with the file a
   const lines = readFileSync(file, 'utf8').split('\n');
   lines[1] = lines[1].slice(0, 20) + '#' + lines[1].slice(21);
   writeFileSync(file, lines.join('\n'));
-  for (let i = 0; i < 2; i++) { // the failed open released the lock: the same error again, not "locked"
+  for (let i = 0; i < 2; i++) {
+    // the failed open released the lock: the same error again, not "locked"
     await assert.rejects(openAnyKindStore({ dir }), (e: unknown) => {
       assert.ok(e instanceof Error);
       assert.match(e.message, new RegExp(`corrupt store journal ${file}:2: .*refusing to open`));
@@ -110,7 +122,7 @@ test('a damaged or truncated snapshot fails the open with the file and line', as
   await assert.rejects(openAnyKindStore({ dir }), /corrupt store snapshot .*snapshot\.jsonl:1: /);
 });
 
-test('the lock: one owner at a time; a dead owner\'s lock is taken over', async (t) => {
+test("the lock: one owner at a time; a dead owner's lock is taken over", async (t) => {
   const dir = tempDir(t);
   const s1 = await openAnyKindStore({ dir });
   await assert.rejects(openAnyKindStore({ dir }), /store .* is locked by this process/);
@@ -118,7 +130,10 @@ test('the lock: one owner at a time; a dead owner\'s lock is taken over', async 
   const sleeper = spawn('sleep', ['30'], { stdio: 'ignore' });
   t.after(() => sleeper.kill('SIGKILL'));
   writeFileSync(join(dir, 'LOCK'), `${sleeper.pid}\n`);
-  await assert.rejects(openAnyKindStore({ dir }), new RegExp(`locked by process ${sleeper.pid}: only one process may own a store`));
+  await assert.rejects(
+    openAnyKindStore({ dir }),
+    new RegExp(`locked by process ${sleeper.pid}: only one process may own a store`),
+  );
   const dead = spawnSync('sh', ['-c', 'echo $$']).stdout.toString().trim();
   writeFileSync(join(dir, 'LOCK'), `${dead}\n`);
   const s2 = await openAnyKindStore({ dir });

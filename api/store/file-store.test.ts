@@ -19,7 +19,15 @@ function rejectsWith(p: Promise<unknown>, reason: string, message?: RegExp): Pro
 test('create stamps server-owned metadata and ignores client-set values', async (t) => {
   const { store } = await tempStore(t);
   const input = node('a', {
-    metadata: { name: 'a', uid: 'mine', resourceVersion: '99', generation: 7, creationTimestamp: '2000-01-01T00:00:00Z', deletionTimestamp: '2000-01-01T00:00:00Z', labels: { x: 'y' } },
+    metadata: {
+      name: 'a',
+      uid: 'mine',
+      resourceVersion: '99',
+      generation: 7,
+      creationTimestamp: '2000-01-01T00:00:00Z',
+      deletionTimestamp: '2000-01-01T00:00:00Z',
+      labels: { x: 'y' },
+    },
   });
   const a = await store.create('nodes', input);
   assert.match(a.metadata.uid as string, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
@@ -43,7 +51,11 @@ test('generateName makes a unique name; a missing name is Invalid', async (t) =>
   const a = await store.create('nodes', { apiVersion: 'v', kind: 'Node', metadata: { generateName: 'web-' } });
   assert.match(a.metadata.name as string, /^web-[a-z0-9]{5}$/);
   assert.equal(a.metadata.generateName, 'web-');
-  await rejectsWith(store.create('nodes', { apiVersion: 'v', kind: 'Node', metadata: {} }), 'Invalid', /metadata.name: Required value/);
+  await rejectsWith(
+    store.create('nodes', { apiVersion: 'v', kind: 'Node', metadata: {} }),
+    'Invalid',
+    /metadata.name: Required value/,
+  );
 });
 
 test('update: optimistic concurrency, unconditional update, NotFound', async (t) => {
@@ -51,8 +63,11 @@ test('update: optimistic concurrency, unconditional update, NotFound', async (t)
   const a = await store.create('nodes', node('a'));
   const a2 = await store.update('nodes', { ...a, spec: { site: 'office' } });
   assert.equal(a2.metadata.resourceVersion, '2');
-  await rejectsWith(store.update('nodes', { ...a, spec: { site: 'cellar' } }), 'Conflict',
-    /Operation cannot be fulfilled on nodes.meshctl.dev "a": the object has been modified; please apply your changes to the latest version and try again/);
+  await rejectsWith(
+    store.update('nodes', { ...a, spec: { site: 'cellar' } }),
+    'Conflict',
+    /Operation cannot be fulfilled on nodes.meshctl.dev "a": the object has been modified; please apply your changes to the latest version and try again/,
+  );
   const noRv = node('a', { spec: { site: 'cellar' } });
   const a3 = await store.update('nodes', noRv);
   assert.equal(a3.metadata.resourceVersion, '3');
@@ -64,7 +79,10 @@ test('update: optimistic concurrency, unconditional update, NotFound', async (t)
 test('generation changes only when something other than metadata/status/apiVersion/kind changes', async (t) => {
   const { store } = await tempStore(t);
   const a = await store.create('nodes', node('a'));
-  const labelled = await store.update('nodes', { ...a, metadata: { ...a.metadata, labels: { l: '1' }, annotations: { n: 'x' } } });
+  const labelled = await store.update('nodes', {
+    ...a,
+    metadata: { ...a.metadata, labels: { l: '1' }, annotations: { n: 'x' } },
+  });
   assert.equal(labelled.metadata.generation, 1);
   assert.equal(labelled.metadata.resourceVersion, '2');
   const respec = await store.update('nodes', { ...labelled, spec: { site: 'office', extra: [1, { b: 2 }] } });
@@ -80,7 +98,11 @@ test('generation changes only when something other than metadata/status/apiVersi
 test('status subresource changes only .status; main resource keeps stored .status', async (t) => {
   const { store } = await tempStore(t);
   const a = await store.create('nodes', node('a'));
-  const s = await store.update('nodes', { ...a, spec: { site: 'IGNORED' }, metadata: { ...a.metadata, labels: { IGNORED: 'x' } }, status: { ready: true } }, { subresource: 'status' });
+  const s = await store.update(
+    'nodes',
+    { ...a, spec: { site: 'IGNORED' }, metadata: { ...a.metadata, labels: { IGNORED: 'x' } }, status: { ready: true } },
+    { subresource: 'status' },
+  );
   assert.deepEqual(s.status, { ready: true });
   assert.deepEqual(s.spec, { site: 'home' });
   assert.equal(s.metadata.labels, undefined);
@@ -120,30 +142,53 @@ test('finalizers: delete marks once, removing the last finalizer deletes, new fi
   const again = await store.delete('nodes', 'a');
   assert.equal(again.metadata.deletionTimestamp, marked.metadata.deletionTimestamp);
   assert.equal(again.metadata.resourceVersion, '2', 'a second delete changes nothing');
-  await rejectsWith(store.update('nodes', { ...marked, metadata: { ...marked.metadata, finalizers: ['x/one', 'x/two', 'x/new'] } }),
-    'Invalid', /no new finalizers can be added if the object is being deleted/);
+  await rejectsWith(
+    store.update('nodes', { ...marked, metadata: { ...marked.metadata, finalizers: ['x/one', 'x/two', 'x/new'] } }),
+    'Invalid',
+    /no new finalizers can be added if the object is being deleted/,
+  );
   const cleared = { ...marked, metadata: { ...marked.metadata, deletionTimestamp: undefined } };
   const one = await store.update('nodes', { ...cleared, metadata: { ...cleared.metadata, finalizers: ['x/two'] } });
-  assert.equal(one.metadata.deletionTimestamp, marked.metadata.deletionTimestamp, 'a client cannot clear deletionTimestamp');
+  assert.equal(
+    one.metadata.deletionTimestamp,
+    marked.metadata.deletionTimestamp,
+    'a client cannot clear deletionTimestamp',
+  );
   const gone = await store.update('nodes', { ...one, metadata: { ...one.metadata, finalizers: [] } });
   assert.equal(store.get('nodes', 'a'), undefined);
   assert.equal(gone.metadata.resourceVersion, '4');
-  assert.deepEqual((await w.next(3)).map((e) => e.type), ['MODIFIED', 'MODIFIED', 'DELETED']);
+  assert.deepEqual(
+    (await w.next(3)).map((e) => e.type),
+    ['MODIFIED', 'MODIFIED', 'DELETED'],
+  );
   w.stop();
 });
 
 test('delete preconditions: uid and resourceVersion', async (t) => {
   const { store } = await tempStore(t);
   const a = await store.create('nodes', node('a'));
-  await rejectsWith(store.delete('nodes', 'a', { uid: 'other' }), 'Conflict', /Precondition failed: UID in precondition: other/);
-  await rejectsWith(store.delete('nodes', 'a', { resourceVersion: '7' }), 'Conflict', /ResourceVersion in precondition: 7, ResourceVersion in object meta: 1/);
+  await rejectsWith(
+    store.delete('nodes', 'a', { uid: 'other' }),
+    'Conflict',
+    /Precondition failed: UID in precondition: other/,
+  );
+  await rejectsWith(
+    store.delete('nodes', 'a', { resourceVersion: '7' }),
+    'Conflict',
+    /ResourceVersion in precondition: 7, ResourceVersion in object meta: 1/,
+  );
   const gone = await store.delete('nodes', 'a', { uid: a.metadata.uid, resourceVersion: '1' });
   assert.equal(gone.metadata.resourceVersion, '2', 'the deleted object carries the deletion resourceVersion');
   await rejectsWith(store.delete('nodes', 'a'), 'NotFound');
 });
 
 function ownedBy(owner: KubeObject, name: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject {
-  const ref = { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name as string, uid: owner.metadata.uid as string };
+  const ref = {
+    apiVersion: owner.apiVersion,
+    kind: owner.kind,
+    name: owner.metadata.name as string,
+    uid: owner.metadata.uid as string,
+  };
   return node(name, { metadata: { name, ...extra, ownerReferences: [ref, ...(extra.ownerReferences ?? [])] } });
 }
 
@@ -155,7 +200,12 @@ test('cascade: dependents in any kind go with their owner, recursively, honourin
   await store.create('routes', ownedBy(child, 'grandchild'));
   await store.create('assignments', ownedBy(owner, 'c2', { finalizers: ['keep'] }));
   const shared = ownedBy(owner, 'shared');
-  shared.metadata.ownerReferences?.push({ apiVersion: 'v', kind: 'Module', name: 'other', uid: other.metadata.uid as string });
+  shared.metadata.ownerReferences?.push({
+    apiVersion: 'v',
+    kind: 'Module',
+    name: 'other',
+    uid: other.metadata.uid as string,
+  });
   await store.create('assignments', shared);
   const unrelated = await store.create('assignments', node('unrelated'));
   const w = record(store, 'assignments', { resourceVersion: store.resourceVersion() });
@@ -165,10 +215,18 @@ test('cascade: dependents in any kind go with their owner, recursively, honourin
   assert.equal(store.get('routes', 'grandchild'), undefined);
   assert.ok(store.get('assignments', 'c2')?.metadata.deletionTimestamp, 'a dependent with finalizers is marked');
   const keptShared = store.get('assignments', 'shared');
-  assert.deepEqual(keptShared?.metadata.ownerReferences?.map((r) => r.name), ['other'], 'a dependent with another owner stays');
+  assert.deepEqual(
+    keptShared?.metadata.ownerReferences?.map((r) => r.name),
+    ['other'],
+    'a dependent with another owner stays',
+  );
   assert.deepEqual(store.get('assignments', 'unrelated'), unrelated);
   const events = await w.next(3);
-  assert.deepEqual(events.map((e) => `${e.type} ${e.object.metadata.name}`).sort(), ['DELETED c1', 'MODIFIED c2', 'MODIFIED shared']);
+  assert.deepEqual(events.map((e) => `${e.type} ${e.object.metadata.name}`).sort(), [
+    'DELETED c1',
+    'MODIFIED c2',
+    'MODIFIED shared',
+  ]);
   w.stop();
 });
 
@@ -214,7 +272,10 @@ test('dryRun computes results and errors but persists nothing', async (t) => {
   const dryUpd = await store.update('nodes', { ...a, spec: { site: 'x' } }, { dryRun: true });
   assert.equal(dryUpd.metadata.generation, 2);
   assert.deepEqual(store.get('nodes', 'a'), a);
-  await rejectsWith(store.update('nodes', { ...a, metadata: { ...a.metadata, resourceVersion: '9' } }, { dryRun: true }), 'Conflict');
+  await rejectsWith(
+    store.update('nodes', { ...a, metadata: { ...a.metadata, resourceVersion: '9' } }, { dryRun: true }),
+    'Conflict',
+  );
   const dryDel = await store.delete('nodes', 'a', { dryRun: true });
   assert.ok(dryDel.metadata.deletionTimestamp);
   assert.deepEqual(store.get('nodes', 'a'), a);
@@ -227,17 +288,41 @@ test('dryRun computes results and errors but persists nothing', async (t) => {
 
 test('list is sorted by name and filtered by label and field selectors', async (t) => {
   const { store } = await tempStore(t);
-  for (const [name, app, site] of [['c', 'web', 'home'], ['a', 'db', 'office'], ['b', 'web', 'office']]) {
+  for (const [name, app, site] of [
+    ['c', 'web', 'home'],
+    ['a', 'db', 'office'],
+    ['b', 'web', 'office'],
+  ]) {
     await store.create('nodes', node(name, { labels: { app }, spec: { site } }));
   }
-  assert.deepEqual(store.list('nodes').items.map((o) => o.metadata.name), ['a', 'b', 'c']);
-  assert.deepEqual(store.list('nodes', { labelSelector: 'app=web' }).items.map((o) => o.metadata.name), ['b', 'c']);
-  assert.deepEqual(store.list('nodes', { labelSelector: 'app=web', fieldSelector: 'spec.site=office' }).items.map((o) => o.metadata.name), ['b']);
-  assert.deepEqual(store.list('nodes', { fieldSelector: 'metadata.name!=a' }).items.map((o) => o.metadata.name), ['b', 'c']);
+  assert.deepEqual(
+    store.list('nodes').items.map((o) => o.metadata.name),
+    ['a', 'b', 'c'],
+  );
+  assert.deepEqual(
+    store.list('nodes', { labelSelector: 'app=web' }).items.map((o) => o.metadata.name),
+    ['b', 'c'],
+  );
+  assert.deepEqual(
+    store
+      .list('nodes', { labelSelector: 'app=web', fieldSelector: 'spec.site=office' })
+      .items.map((o) => o.metadata.name),
+    ['b'],
+  );
+  assert.deepEqual(
+    store.list('nodes', { fieldSelector: 'metadata.name!=a' }).items.map((o) => o.metadata.name),
+    ['b', 'c'],
+  );
   assert.equal(store.list('nodes').resourceVersion, '3');
   assert.deepEqual(store.list('nothing').items, []);
-  assert.throws(() => store.list('nodes', { labelSelector: 'app in (' }), (e: unknown) => e instanceof ApiError && e.code === 400);
+  assert.throws(
+    () => store.list('nodes', { labelSelector: 'app in (' }),
+    (e: unknown) => e instanceof ApiError && e.code === 400,
+  );
   await store.delete('nodes', 'b');
   await store.create('nodes', node('aa'));
-  assert.deepEqual(store.list('nodes').items.map((o) => o.metadata.name), ['a', 'aa', 'c']);
+  assert.deepEqual(
+    store.list('nodes').items.map((o) => o.metadata.name),
+    ['a', 'aa', 'c'],
+  );
 });

@@ -19,8 +19,13 @@ import { markDeleting, orphanDependents, removeObject } from './cascade.ts';
 import type { JournalAdapter, JournalStats } from './journal-adapter.ts';
 import type { DirLock } from './lock.ts';
 import {
-  addedFinalizers, generatedName, hasFinalizers, mergeUpdate, stampCreate,
-  withGeneration, withMeta,
+  addedFinalizers,
+  generatedName,
+  hasFinalizers,
+  mergeUpdate,
+  stampCreate,
+  withGeneration,
+  withMeta,
 } from './object-meta.ts';
 import { Txn, type StoreState } from './state.ts';
 import type { StoreData } from './store-data.ts';
@@ -50,7 +55,9 @@ export interface FileStore extends Store {
 const CONFLICT = 'the object has been modified; please apply your changes to the latest version and try again';
 
 function invalidName(input: KubeObject, why: string, reason?: string): ApiError {
-  return ApiError.invalid(input.kind ?? 'object', '', [{ field: 'metadata.name', ...(reason ? { reason } : {}), message: why }]);
+  return ApiError.invalid(input.kind ?? 'object', '', [
+    { field: 'metadata.name', ...(reason ? { reason } : {}), message: why },
+  ]);
 }
 
 /**
@@ -58,10 +65,12 @@ function invalidName(input: KubeObject, why: string, reason?: string): ApiError 
  * is stored, by serializing it once for the journal and parsing that back).
  */
 function checkObject(obj: unknown): KubeObject {
-  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) throw ApiError.badRequest('the object must be a JSON object');
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj))
+    throw ApiError.badRequest('the object must be a JSON object');
   const input = { ...(obj as KubeObject) };
   input.metadata ??= {};
-  if (typeof input.metadata !== 'object' || Array.isArray(input.metadata)) throw ApiError.badRequest('metadata must be an object');
+  if (typeof input.metadata !== 'object' || Array.isArray(input.metadata))
+    throw ApiError.badRequest('metadata must be an object');
   return input;
 }
 
@@ -79,7 +88,14 @@ export class DurableStore implements FileStore {
   #closed = false;
   #failed?: unknown;
 
-  constructor(opts: { db: Low<StoreData>; adapter: JournalAdapter; hub: WatchHub; state: StoreState; lock: DirLock; log: StoreLogger }) {
+  constructor(opts: {
+    db: Low<StoreData>;
+    adapter: JournalAdapter;
+    hub: WatchHub;
+    state: StoreState;
+    lock: DirLock;
+    log: StoreLogger;
+  }) {
     this.#db = opts.db;
     this.#adapter = opts.adapter;
     this.#hub = opts.hub;
@@ -153,10 +169,12 @@ export class DurableStore implements FileStore {
     }
     const added = addedFinalizers(stored, next);
     if (stored.metadata.deletionTimestamp && added.length > 0) {
-      throw ApiError.invalid(input.kind ?? plural, name, [{
-        field: 'metadata.finalizers',
-        message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`,
-      }]);
+      throw ApiError.invalid(input.kind ?? plural, name, [
+        {
+          field: 'metadata.finalizers',
+          message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`,
+        },
+      ]);
     }
     next = withGeneration(stored, next);
     if (isDeepStrictEqual(next, stored)) {
@@ -181,9 +199,11 @@ export class DurableStore implements FileStore {
     this.#checkPreconditions(plural, stored, opts);
     const txn = new Txn();
     if (hasFinalizers(stored)) {
-      if (opts.dryRun) return stored.metadata.deletionTimestamp ? stored : withMeta(stored, { deletionTimestamp: rfc3339() });
+      if (opts.dryRun)
+        return stored.metadata.deletionTimestamp ? stored : withMeta(stored, { deletionTimestamp: rfc3339() });
       const marked = markDeleting(this.#state, txn, plural, stored);
-      if (opts.propagationPolicy === 'Orphan' && stored.metadata.uid) orphanDependents(this.#state, txn, stored.metadata.uid);
+      if (opts.propagationPolicy === 'Orphan' && stored.metadata.uid)
+        orphanDependents(this.#state, txn, stored.metadata.uid);
       await this.#commit(txn);
       return marked;
     }
@@ -196,11 +216,18 @@ export class DurableStore implements FileStore {
   #checkPreconditions(plural: string, stored: KubeObject, opts: DeleteOptions): void {
     const m = stored.metadata;
     if (opts.uid !== undefined && opts.uid !== m.uid) {
-      throw ApiError.conflict(plural, m.name as string, `Precondition failed: UID in precondition: ${opts.uid}, UID in object meta: ${m.uid}`);
+      throw ApiError.conflict(
+        plural,
+        m.name as string,
+        `Precondition failed: UID in precondition: ${opts.uid}, UID in object meta: ${m.uid}`,
+      );
     }
     if (opts.resourceVersion !== undefined && opts.resourceVersion !== m.resourceVersion) {
-      throw ApiError.conflict(plural, m.name as string,
-        `Precondition failed: ResourceVersion in precondition: ${opts.resourceVersion}, ResourceVersion in object meta: ${m.resourceVersion}`);
+      throw ApiError.conflict(
+        plural,
+        m.name as string,
+        `Precondition failed: ResourceVersion in precondition: ${opts.resourceVersion}, ResourceVersion in object meta: ${m.resourceVersion}`,
+      );
     }
   }
 
@@ -222,13 +249,22 @@ export class DurableStore implements FileStore {
   stats(): StoreStats {
     const kinds = this.#state.counts();
     const objects = Object.values(kinds).reduce((a, b) => a + b, 0);
-    return { resourceVersion: this.resourceVersion(), objects, kinds, journal: this.#adapter.stats(), ...this.#hub.stats() };
+    return {
+      resourceVersion: this.resourceVersion(),
+      objects,
+      kinds,
+      journal: this.#adapter.stats(),
+      ...this.#hub.stats(),
+    };
   }
 
   #writable(): void {
     if (this.#closed) throw new ApiError({ reason: 'ServiceUnavailable', message: 'the store is closed' });
     if (this.#failed !== undefined) {
-      throw new ApiError({ reason: 'InternalError', message: `the store failed to persist a write and refuses writes until restarted: ${String(this.#failed)}` });
+      throw new ApiError({
+        reason: 'InternalError',
+        message: `the store failed to persist a write and refuses writes until restarted: ${String(this.#failed)}`,
+      });
     }
   }
 
@@ -254,7 +290,10 @@ export class DurableStore implements FileStore {
     } catch (e) {
       this.#failed ??= e instanceof Error ? e.message : e;
       this.#log({ msg: 'Failed to persist a write', level: 'error', error: String(this.#failed) });
-      throw new ApiError({ reason: 'InternalError', message: `the store could not persist the change: ${String(this.#failed)}` });
+      throw new ApiError({
+        reason: 'InternalError',
+        message: `the store could not persist the change: ${String(this.#failed)}`,
+      });
     }
   }
 }

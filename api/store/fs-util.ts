@@ -36,5 +36,5 @@ export function closeFile(fd: number): Promise<void> {
 
 /** The `code` of a Node system error, if any. */
 export function errnoOf(e: unknown): string | undefined {
-  return typeof e === 'object' && e !== null && 'code' in e ? String((e).code) : undefined;
+  return typeof e === 'object' && e !== null && 'code' in e ? String(e.code) : undefined;
 }

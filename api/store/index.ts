@@ -63,18 +63,26 @@ export async function openStore(opts: OpenStoreOptions): Promise<FileStore> {
   const log = opts.logger ?? (() => {});
   const capacity = opts.eventLogCapacity ?? 10_000;
   const compactAfterBytes = opts.compactAfterBytes ?? 64 * 1024 * 1024;
-  if (!Number.isSafeInteger(capacity) || capacity < 1) throw new Error(`eventLogCapacity must be a positive integer, got ${capacity}`);
+  if (!Number.isSafeInteger(capacity) || capacity < 1)
+    throw new Error(`eventLogCapacity must be a positive integer, got ${capacity}`);
   if (!(compactAfterBytes > 0)) throw new Error(`compactAfterBytes must be positive, got ${compactAfterBytes}`);
   mkdirSync(opts.dir, { recursive: true });
   const lock = lockDir(opts.dir);
   let hub: WatchHub | undefined;
-  const adapter = new JournalAdapter({ dir: opts.dir, compactAfterBytes, logger: log, onDurable: (rv) => hub?.publish(rv) });
+  const adapter = new JournalAdapter({
+    dir: opts.dir,
+    compactAfterBytes,
+    logger: log,
+    onDurable: (rv) => hub?.publish(rv),
+  });
   try {
     const db = new Low<StoreData>(adapter, emptyData());
     await db.read();
     const state = new StoreState(db.data);
     hub = new WatchHub({
-      capacity, startRv: db.data.rv, logger: log,
+      capacity,
+      startRv: db.data.rv,
+      logger: log,
       list: (plural, o) => ({ items: state.list(plural, o), resourceVersion: String(db.data.rv) }),
       currentRv: () => db.data.rv,
     });

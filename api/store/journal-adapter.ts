@@ -91,9 +91,20 @@ export class JournalAdapter implements Adapter<StoreData> {
     const replay = await replayJournal(dir, data, snap?.rv ?? 0, logger);
     this.#segments = Math.max(replay.segments, 1);
     this.#journal = await Journal.open({
-      dir, seq: replay.newest?.seq ?? 1, size: replay.newest?.size ?? 0, totalSize: replay.bytes, onDurable: this.#opts.onDurable,
+      dir,
+      seq: replay.newest?.seq ?? 1,
+      size: replay.newest?.size ?? 0,
+      totalSize: replay.bytes,
+      onDurable: this.#opts.onDurable,
     });
-    logger({ msg: 'Opened store', dir, rv: data.rv, snapshotRv: snap?.rv ?? 0, segments: replay.segments, journalBytes: replay.bytes });
+    logger({
+      msg: 'Opened store',
+      dir,
+      rv: data.rv,
+      snapshotRv: snap?.rv ?? 0,
+      segments: replay.segments,
+      journalBytes: replay.bytes,
+    });
     return data;
   }
 
@@ -120,8 +131,14 @@ export class JournalAdapter implements Adapter<StoreData> {
   stats(): JournalStats {
     const j = this.#journal;
     return {
-      segments: this.#segments, segmentBytes: j?.segmentBytes ?? 0, bytes: j?.bytes ?? 0, commits: j?.commits ?? 0, lines: j?.lines ?? 0,
-      compactions: this.#compactions, compacting: this.#compaction !== undefined, lastCompaction: this.#last,
+      segments: this.#segments,
+      segmentBytes: j?.segmentBytes ?? 0,
+      bytes: j?.bytes ?? 0,
+      commits: j?.commits ?? 0,
+      lines: j?.lines ?? 0,
+      compactions: this.#compactions,
+      compacting: this.#compaction !== undefined,
+      lastCompaction: this.#last,
     };
   }
 

@@ -17,8 +17,10 @@ export interface ReplayResult {
 }
 
 function corrupt(file: string, line: number, why: string): Error {
-  return new Error(`corrupt store journal ${file}:${line}: ${why}; refusing to open the store ` +
-    '(restore it from a backup, or repair the file by hand)');
+  return new Error(
+    `corrupt store journal ${file}:${line}: ${why}; refusing to open the store ` +
+      '(restore it from a backup, or repair the file by hand)',
+  );
 }
 
 async function truncateTo(file: string, size: number): Promise<void> {
@@ -31,7 +33,11 @@ async function truncateTo(file: string, size: number): Promise<void> {
   }
 }
 
-interface Parsed { records: JournalRecord[][]; goodBytes: number; torn?: string }
+interface Parsed {
+  records: JournalRecord[][];
+  goodBytes: number;
+  torn?: string;
+}
 
 /** Parses one segment; `newest` allows (and reports) a torn last line instead of failing. */
 function parseSegment(file: string, buf: Buffer, newest: boolean): Parsed {
@@ -55,7 +61,12 @@ function parseSegment(file: string, buf: Buffer, newest: boolean): Parsed {
 }
 
 /** Replays every journal segment into `data` (see the file comment); mutates `data.kinds` and `data.rv`. */
-export async function replayJournal(dir: string, data: StoreData, snapshotRv: number, log: StoreLogger): Promise<ReplayResult> {
+export async function replayJournal(
+  dir: string,
+  data: StoreData,
+  snapshotRv: number,
+  log: StoreLogger,
+): Promise<ReplayResult> {
   const segments = listSegments(dir);
   let bytes = 0;
   let newest: ReplayResult['newest'];

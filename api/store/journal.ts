@@ -128,7 +128,10 @@ export class Journal {
     if (!this.#rotation) {
       let resolve!: (seq: number) => void;
       let reject!: (e: Error) => void;
-      const promise = new Promise<number>((res, rej) => { resolve = res; reject = rej; });
+      const promise = new Promise<number>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
       this.#rotation = { promise, resolve, reject };
     }
     this.#kick();
@@ -196,7 +199,9 @@ export class Journal {
   }
 
   #fail(err: Error): void {
-    this.#failed = new Error(`the store journal failed, no write is accepted until restart: ${err.message}`, { cause: err });
+    this.#failed = new Error(`the store journal failed, no write is accepted until restart: ${err.message}`, {
+      cause: err,
+    });
     this.#inflight?.settle(this.#failed);
     this.#batch.settle(this.#failed);
     this.#rotation?.reject(this.#failed);

@@ -71,7 +71,15 @@ export function lockDir(dir: string): DirLock {
   for (let attempt = 0; attempt < 3; attempt++) {
     if (tryCreate(path)) {
       let held = true;
-      return { path, release: () => { if (held) { held = false; removeLock(path); } } };
+      return {
+        path,
+        release: () => {
+          if (held) {
+            held = false;
+            removeLock(path);
+          }
+        },
+      };
     }
     const pid = ownerPid(path);
     if (pid !== undefined && isRunning(pid)) {

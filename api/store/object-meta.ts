@@ -9,8 +9,16 @@ import { rfc3339 } from '../meta/timestamp.ts';
 import type { KubeObject, ObjectMeta } from '../meta/types.ts';
 
 /** Metadata fields only the server sets; client-sent values are ignored. */
-const SERVER_FIELDS = ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp',
-  'deletionGracePeriodSeconds', 'selfLink', 'managedFields'] as const;
+const SERVER_FIELDS = [
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'selfLink',
+  'managedFields',
+] as const;
 
 /** Top-level fields that do not count as "spec" for generation. */
 const NOT_SPEC = new Set(['metadata', 'status', 'apiVersion', 'kind']);
@@ -41,12 +49,24 @@ function clientMeta(meta: ObjectMeta | undefined): ObjectMeta {
 /** A new object as created: client metadata plus uid, generation 1 and creationTimestamp (no resourceVersion yet). */
 export function stampCreate(input: KubeObject, name: string): KubeObject {
   const metadata: ObjectMeta = {
-    ...clientMeta(input.metadata), name, uid: randomUUID(), generation: 1, creationTimestamp: rfc3339(),
+    ...clientMeta(input.metadata),
+    name,
+    uid: randomUUID(),
+    generation: 1,
+    creationTimestamp: rfc3339(),
   };
   return { ...input, metadata };
 }
 
-const META_ORDER = ['name', 'generateName', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp'];
+const META_ORDER = [
+  'name',
+  'generateName',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+];
 
 /** The object with its resourceVersion set and metadata in the usual Kubernetes order (a new object). */
 export function withResourceVersion(obj: KubeObject, rv: number): KubeObject {
@@ -76,8 +96,12 @@ export function mergeUpdate(stored: KubeObject, input: KubeObject, subresource?:
   }
   const s = stored.metadata;
   const metadata: ObjectMeta = {
-    ...clientMeta(input.metadata), name: s.name, uid: s.uid, resourceVersion: s.resourceVersion,
-    generation: s.generation, creationTimestamp: s.creationTimestamp,
+    ...clientMeta(input.metadata),
+    name: s.name,
+    uid: s.uid,
+    resourceVersion: s.resourceVersion,
+    generation: s.generation,
+    creationTimestamp: s.creationTimestamp,
   };
   if (s.deletionTimestamp !== undefined) metadata.deletionTimestamp = s.deletionTimestamp;
   const next: KubeObject = { ...input, metadata };

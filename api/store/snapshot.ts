@@ -33,8 +33,9 @@ export interface Snapshot {
 }
 
 function corrupt(file: string, line: number, why: string): Error {
-  return new Error(`corrupt store snapshot ${file}:${line}: ${why}; refusing to open the store ` +
-    '(restore it from a backup)');
+  return new Error(
+    `corrupt store snapshot ${file}:${line}: ${why}; refusing to open the store ` + '(restore it from a backup)',
+  );
 }
 
 function parseLine(file: string, text: string, n: number): Record<string, unknown> {

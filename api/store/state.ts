@@ -104,7 +104,11 @@ export class StoreState {
     if (prev) this.#unindex(plural, prev);
     else this.#sorted.delete(plural);
     this.#index(plural, stored);
-    txn.add(rv, putLine(rv, plural, name, json), new StoreEvent({ type, object: stored, plural, rv, prev, objectJson: json }));
+    txn.add(
+      rv,
+      putLine(rv, plural, name, json),
+      new StoreEvent({ type, object: stored, plural, rv, prev, objectJson: json }),
+    );
     return stored;
   }
 
@@ -119,7 +123,11 @@ export class StoreState {
     kind?.delete(name);
     this.#sorted.delete(plural);
     if (prev) this.#unindex(plural, prev);
-    txn.add(rv, delLine(rv, plural, name), new StoreEvent({ type: 'DELETED', object: gone, plural, rv, objectJson: json }));
+    txn.add(
+      rv,
+      delLine(rv, plural, name),
+      new StoreEvent({ type: 'DELETED', object: gone, plural, rv, objectJson: json }),
+    );
     return gone;
   }
 

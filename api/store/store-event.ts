@@ -69,14 +69,25 @@ export class StoreEvent implements SerializedWatchEvent {
 
   /** This change as seen by a watcher whose selector matches the new object but not the old: ADDED. */
   asAdded(): StoreEvent {
-    this.#added ??= new StoreEvent({ type: 'ADDED', object: this.object, plural: this.#plural, rv: this.#rv, objectJson: this.#objectJson });
+    this.#added ??= new StoreEvent({
+      type: 'ADDED',
+      object: this.object,
+      plural: this.#plural,
+      rv: this.#rv,
+      objectJson: this.#objectJson,
+    });
     return this.#added;
   }
 
   /** This change as seen by a watcher whose selector matched only the old object: DELETED with the old content. */
   asDeleted(): StoreEvent {
     const old = this.#prev ?? this.object;
-    this.#deleted ??= new StoreEvent({ type: 'DELETED', object: withResourceVersion(old, this.#rv), plural: this.#plural, rv: this.#rv });
+    this.#deleted ??= new StoreEvent({
+      type: 'DELETED',
+      object: withResourceVersion(old, this.#rv),
+      plural: this.#plural,
+      rv: this.#rv,
+    });
     return this.#deleted;
   }
 }

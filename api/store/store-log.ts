@@ -16,5 +16,6 @@ export type StoreLogger = (line: StoreLogLine) => void;
 
 /** A StoreLogger writing to `logger` (failures at error level), with `fields` (e.g. `{ component: 'store' }`) added. */
 export function storeLogTo(logger: Logger, fields: LogFields = {}): StoreLogger {
-  return ({ msg, level, ...rest }) => (level === 'error' ? logger.error(msg, { ...rest, ...fields }) : logger.info(msg, { ...rest, ...fields }));
+  return ({ msg, level, ...rest }) =>
+    level === 'error' ? logger.error(msg, { ...rest, ...fields }) : logger.info(msg, { ...rest, ...fields });
 }

@@ -79,7 +79,8 @@ export class WatchHub {
       initial = listed.items;
       cursor = Number(listed.resourceVersion);
     } else {
-      if (!/^\d+$/.test(from)) throw ApiError.badRequest(`invalid resourceVersion "${from}": expected a decimal number`);
+      if (!/^\d+$/.test(from))
+        throw ApiError.badRequest(`invalid resourceVersion "${from}": expected a decimal number`);
       cursor = Number(from);
       if (cursor < this.#log.resumableFrom) throw this.#tooOld(cursor);
       // A resourceVersion this store never issued (a client of a store restored from a backup, or one that
@@ -88,7 +89,15 @@ export class WatchHub {
         throw ApiError.gone(`resource version ${cursor} is newer than this store's ${this.#currentRv()}: list again`);
       }
     }
-    const w = new Watcher({ plural, label, field, cursor, initial, onEvent, onError: (x, err) => this.#failed(x, err) });
+    const w = new Watcher({
+      plural,
+      label,
+      field,
+      cursor,
+      initial,
+      onEvent,
+      onError: (x, err) => this.#failed(x, err),
+    });
     let set = this.#byPlural.get(plural);
     if (!set) this.#byPlural.set(plural, (set = new Set()));
     set.add(w);
@@ -122,12 +131,21 @@ export class WatchHub {
 
   #addedEvent(plural: string, object: KubeObject): StoreEvent {
     let e = this.#added.get(object);
-    if (!e) this.#added.set(object, (e = new StoreEvent({ type: 'ADDED', object, plural, rv: Number(object.metadata.resourceVersion) })));
+    if (!e)
+      this.#added.set(
+        object,
+        (e = new StoreEvent({ type: 'ADDED', object, plural, rv: Number(object.metadata.resourceVersion) })),
+      );
     return e;
   }
 
   #failed(w: Watcher, err: unknown): void {
-    this.#logger({ msg: 'Stopped watch whose callback threw', level: 'error', plural: w.plural, error: err instanceof Error ? err.message : String(err) });
+    this.#logger({
+      msg: 'Stopped watch whose callback threw',
+      level: 'error',
+      plural: w.plural,
+      error: err instanceof Error ? err.message : String(err),
+    });
     this.#remove(w);
   }
 
@@ -143,6 +161,9 @@ export class WatchHub {
   stats(): { watchers: number; eventLog: { size: number; capacity: number; resumableFrom: number } } {
     let watchers = 0;
     for (const set of this.#byPlural.values()) watchers += set.size;
-    return { watchers, eventLog: { size: this.#log.size, capacity: this.#log.capacity, resumableFrom: this.#log.resumableFrom } };
+    return {
+      watchers,
+      eventLog: { size: this.#log.size, capacity: this.#log.capacity, resumableFrom: this.#log.resumableFrom },
+    };
   }
 }

@@ -22,7 +22,8 @@ export class WatchLog {
   #resumableFrom: number;
 
   constructor(opts: WatchLogOptions) {
-    if (!Number.isInteger(opts.capacity) || opts.capacity < 1) throw new Error(`event log capacity must be a positive integer, got ${opts.capacity}`);
+    if (!Number.isInteger(opts.capacity) || opts.capacity < 1)
+      throw new Error(`event log capacity must be a positive integer, got ${opts.capacity}`);
     this.capacity = opts.capacity;
     this.#ring = new Array<StoreEvent | undefined>(opts.capacity);
     this.#resumableFrom = opts.startRv;

@@ -34,34 +34,49 @@ test('a watch from resourceVersion N replays every later change of that kind, th
   await store.delete('nodes', 'a');
   const w = record(store, 'nodes', { resourceVersion: a.metadata.resourceVersion });
   const replayed = await w.next(2);
-  assert.deepEqual(replayed.map((e) => `${e.type} ${e.object.metadata.resourceVersion}`), ['MODIFIED 2', 'DELETED 4']);
+  assert.deepEqual(
+    replayed.map((e) => `${e.type} ${e.object.metadata.resourceVersion}`),
+    ['MODIFIED 2', 'DELETED 4'],
+  );
   await store.create('nodes', node('b'));
   assert.deepEqual(names(await w.next(3)).slice(2), ['ADDED b']);
   w.stop();
   // A resourceVersion the store never issued (a client of a store restored from an older backup) would skip
   // whatever the store writes up to it: 410, so the client relists.
-  assert.throws(() => store.watch('nodes', { resourceVersion: '7' }, () => {}), (e: ApiError) => e.code === 410 && /newer than this store's 5/.test(e.message));
+  assert.throws(
+    () => store.watch('nodes', { resourceVersion: '7' }, () => {}),
+    (e: ApiError) => e.code === 410 && /newer than this store's 5/.test(e.message),
+  );
 });
 
 test('resuming from before the event log is 410 Expired; within it works; after reopen only the current rv', async (t) => {
   const dir = tempDir(t);
   const store = await openAnyKindStore({ dir, eventLogCapacity: 5 });
   for (let i = 0; i < 10; i++) await store.create('nodes', node(`n${i}`));
-  assert.throws(() => store.watch('nodes', { resourceVersion: '1' }, () => {}), (e: unknown) => {
-    assert.ok(e instanceof ApiError);
-    assert.equal(e.code, 410);
-    assert.equal(e.reason, 'Expired');
-    assert.equal(e.message, 'too old resource version: 1 (oldest 5)');
-    return true;
-  });
+  assert.throws(
+    () => store.watch('nodes', { resourceVersion: '1' }, () => {}),
+    (e: unknown) => {
+      assert.ok(e instanceof ApiError);
+      assert.equal(e.code, 410);
+      assert.equal(e.reason, 'Expired');
+      assert.equal(e.message, 'too old resource version: 1 (oldest 5)');
+      return true;
+    },
+  );
   const ok = record(store, 'nodes', { resourceVersion: '5' });
   assert.deepEqual(names(await ok.next(5)), ['ADDED n5', 'ADDED n6', 'ADDED n7', 'ADDED n8', 'ADDED n9']);
   ok.stop();
-  assert.throws(() => store.watch('nodes', { resourceVersion: 'abc' }, () => {}), (e: unknown) => e instanceof ApiError && e.code === 400);
+  assert.throws(
+    () => store.watch('nodes', { resourceVersion: 'abc' }, () => {}),
+    (e: unknown) => e instanceof ApiError && e.code === 400,
+  );
   await store.close();
   const reopened = await openAnyKindStore({ dir, eventLogCapacity: 5 });
   t.after(() => reopened.close());
-  assert.throws(() => reopened.watch('nodes', { resourceVersion: '9' }, () => {}), (e: unknown) => e instanceof ApiError && e.code === 410);
+  assert.throws(
+    () => reopened.watch('nodes', { resourceVersion: '9' }, () => {}),
+    (e: unknown) => e instanceof ApiError && e.code === 410,
+  );
   const fromNow = record(reopened, 'nodes', { resourceVersion: reopened.resourceVersion() });
   await reopened.delete('nodes', 'n0');
   assert.deepEqual(names(await fromNow.next(1)), ['DELETED n0']);
@@ -77,15 +92,26 @@ test('with a selector, objects moving in or out of it are ADDED or DELETED for t
   const out = await store.update('nodes', { ...within, metadata: { ...within.metadata, labels: { app: 'db' } } });
   await store.delete('nodes', 'a');
   const events = await w.next(3);
-  assert.deepEqual(events.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['ADDED', 'MODIFIED', 'DELETED'],
+  );
   assert.equal(events[0].object.metadata.resourceVersion, into.metadata.resourceVersion);
   assert.deepEqual(events[2].object.metadata.labels, { app: 'web' }, 'DELETED carries the last matching content');
-  assert.equal(events[2].object.metadata.resourceVersion, out.metadata.resourceVersion, '...with the change\'s resourceVersion');
+  assert.equal(
+    events[2].object.metadata.resourceVersion,
+    out.metadata.resourceVersion,
+    "...with the change's resourceVersion",
+  );
   await settle();
   assert.equal(w.events.length, 3, 'the deletion of a non-matching object is not seen');
   w.stop();
   const f = record(store, 'nodes', { resourceVersion: '1', fieldSelector: 'spec.site=office' });
-  assert.deepEqual((await f.next(3)).map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED'], 'replay applies the same rules');
+  assert.deepEqual(
+    (await f.next(3)).map((e) => e.type),
+    ['ADDED', 'MODIFIED', 'DELETED'],
+    'replay applies the same rules',
+  );
   f.stop();
 });
 
@@ -101,7 +127,10 @@ test('events arrive only once durable, in resourceVersion order, without gaps', 
   await Promise.all(Array.from({ length: 200 }, (_, i) => store.create('nodes', node(`n${i}`))));
   await settle();
   assert.equal(notDurable, 0);
-  assert.deepEqual(seen, Array.from({ length: 200 }, (_, i) => i + 1));
+  assert.deepEqual(
+    seen,
+    Array.from({ length: 200 }, (_, i) => i + 1),
+  );
   w.stop();
 });
 
@@ -110,10 +139,12 @@ test('fan-out: 1,000 watchers share one event object, and a throwing callback st
   await store.create('nodes', node('a'));
   const got: SerializedWatchEvent[] = [];
   let lastAt = 0;
-  const ws = Array.from({ length: 1000 }, () => store.watch('nodes', { resourceVersion: '1' }, (e) => {
-    got.push(e);
-    lastAt = performance.now();
-  }));
+  const ws = Array.from({ length: 1000 }, () =>
+    store.watch('nodes', { resourceVersion: '1' }, (e) => {
+      got.push(e);
+      lastAt = performance.now();
+    }),
+  );
   let throws = 0;
   const bad = store.watch('nodes', { resourceVersion: '1' }, () => {
     throws++;
@@ -126,13 +157,19 @@ test('fan-out: 1,000 watchers share one event object, and a throwing callback st
   await store.update('nodes', node('a', { spec: { site: 'y' } }));
   await settle(20);
   assert.equal(got.length, 2000);
-  assert.ok(got.slice(0, 1000).every((e) => e === got[0]), 'no per-watcher copies');
+  assert.ok(
+    got.slice(0, 1000).every((e) => e === got[0]),
+    'no per-watcher copies',
+  );
   assert.equal(got[0].json, JSON.stringify(got[0]), 'json is the serialized {type, object}');
   assert.ok(lastAt - began < 500, `fan-out took ${lastAt - began} ms`);
   assert.equal(throws, 1);
   assert.ok(logs.some((l) => (l as { msg: string }).msg === 'Stopped watch whose callback threw'));
   assert.equal(store.stats().watchers, 1000);
-  ws.forEach((w) => { w.stop(); w.stop(); });
+  ws.forEach((w) => {
+    w.stop();
+    w.stop();
+  });
   bad.stop();
   assert.equal(store.stats().watchers, 0);
 });

@@ -17,7 +17,13 @@ function load(file: string): KubeObject[] {
 test('manifests/builtin/control-plane.yaml is what init creates with the defaults', () => {
   const [module, assignment] = load('control-plane.yaml');
   const version = (module.spec as { version: string }).version;
-  const built = controlPlaneModule({ version, command: ['mesh-control-plane'], dataDir: '/var/lib/meshctl/control-plane', listen: '0.0.0.0:6443', node: 'cp-1' });
+  const built = controlPlaneModule({
+    version,
+    command: ['mesh-control-plane'],
+    dataDir: '/var/lib/meshctl/control-plane',
+    listen: '0.0.0.0:6443',
+    node: 'cp-1',
+  });
   assert.deepEqual(module, built);
   assert.deepEqual(assignment, roleAssignment('control-plane', 'cp-1'));
 });
@@ -29,7 +35,14 @@ test('manifests/builtin/overlay-hub.yaml is what init creates', () => {
 });
 
 test('the built-in modules and assignments are valid, with --san and without a port', () => {
-  const cp = controlPlaneModule({ version: '1.2.3', command: ['/usr/bin/node', '/opt/x.js'], dataDir: '/d', listen: '[::1]:7443', node: 'n', sans: ['a.example', '10.0.0.1'] });
+  const cp = controlPlaneModule({
+    version: '1.2.3',
+    command: ['/usr/bin/node', '/opt/x.js'],
+    dataDir: '/d',
+    listen: '[::1]:7443',
+    node: 'n',
+    sans: ['a.example', '10.0.0.1'],
+  });
   const objs = [...load('control-plane.yaml'), ...load('overlay-hub.yaml'), cp as unknown as KubeObject];
   for (const o of objs) assert.deepEqual(validateObject(o), [], `${o.kind} ${o.metadata.name}`);
   assert.equal(cp.spec.port, 7443);

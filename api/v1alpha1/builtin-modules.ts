@@ -41,14 +41,31 @@ export interface ControlPlaneModuleOptions {
 /** The `control-plane` module: one Service the node's agent supervises (driver `process`). */
 export function controlPlaneModule(o: ControlPlaneModuleOptions): Module {
   const port = Number(/:(\d+)$/.exec(o.listen)?.[1]);
-  const args = ['--data-dir', o.dataDir, '--listen', o.listen, '--node', o.node, ...(o.sans ?? []).flatMap((s) => ['--san', s])];
+  const args = [
+    '--data-dir',
+    o.dataDir,
+    '--listen',
+    o.listen,
+    '--node',
+    o.node,
+    ...(o.sans ?? []).flatMap((s) => ['--san', s]),
+  ];
   return {
-    apiVersion: API_VERSION, kind: 'Module', metadata: { name: CONTROL_PLANE_MODULE },
+    apiVersion: API_VERSION,
+    kind: 'Module',
+    metadata: { name: CONTROL_PLANE_MODULE },
     spec: {
       version: o.version,
-      description: 'The control plane: the API, its store and the controllers. Declared on one node, never elected; nothing takes over when it is down (ADR 0053).',
+      description:
+        'The control plane: the API, its store and the controllers. Declared on one node, never elected; nothing takes over when it is down (ADR 0053).',
       ...(port > 0 ? { port } : {}),
-      resources: [{ id: 'server', kind: 'Service', spec: { driver: 'process', command: [...o.command, ...args], restart: 'always' } }],
+      resources: [
+        {
+          id: 'server',
+          kind: 'Service',
+          spec: { driver: 'process', command: [...o.command, ...args], restart: 'always' },
+        },
+      ],
     },
   };
 }
@@ -56,18 +73,25 @@ export function controlPlaneModule(o: ControlPlaneModuleOptions): Module {
 /** The `overlay-hub` module: for now only the hub's declared place on its node (WireGuard comes later). */
 export function overlayHubModule(version: string): Module {
   return {
-    apiVersion: API_VERSION, kind: 'Module', metadata: { name: OVERLAY_HUB_MODULE },
+    apiVersion: API_VERSION,
+    kind: 'Module',
+    metadata: { name: OVERLAY_HUB_MODULE },
     spec: {
       version,
-      description: 'The overlay hub: routes overlay traffic between nodes that are not co-located. Declared on one node, never elected. ' +
+      description:
+        'The overlay hub: routes overlay traffic between nodes that are not co-located. Declared on one node, never elected. ' +
         'For now it is only its declared place on the node; the WireGuard interface comes with the overlay.',
       resources: [
         { id: 'dir', kind: 'Directory', spec: { path: OVERLAY_HUB_DIR, mode: '0755' } },
         {
-          id: 'role', kind: 'File', dependsOn: ['dir'],
+          id: 'role',
+          kind: 'File',
+          dependsOn: ['dir'],
           spec: {
-            path: `${OVERLAY_HUB_DIR}/ROLE`, mode: '0644',
-            content: 'This node is the mesh\'s overlay hub: declared by the Assignment of module "overlay-hub", never elected.\n' +
+            path: `${OVERLAY_HUB_DIR}/ROLE`,
+            mode: '0644',
+            content:
+              'This node is the mesh\'s overlay hub: declared by the Assignment of module "overlay-hub", never elected.\n' +
               'This file is its declared place; the WireGuard interface is not built yet.\n',
           },
         },

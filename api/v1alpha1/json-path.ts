@@ -14,7 +14,10 @@ export type JsonPathStep =
   | { t: 'all' }
   | { t: 'filter'; path: string[]; op?: '==' | '!='; value?: Literal };
 
-interface Compiled { steps: JsonPathStep[]; multi: boolean }
+interface Compiled {
+  steps: JsonPathStep[];
+  multi: boolean;
+}
 
 const cache = new Map<string, Compiled>();
 

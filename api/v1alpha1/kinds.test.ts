@@ -10,9 +10,10 @@ function schemaOf(kind: string): { $id: string; properties: Record<string, { con
 
 describe('KINDS', () => {
   it('lists the ten kinds of meshctl.dev/v1alpha1', () => {
-    assert.deepEqual(KINDS.map((k) => k.kind), [
-      'Mesh', 'Node', 'Module', 'Assignment', 'Declaration', 'Route', 'Certificate', 'JoinToken', 'Backup', 'Event',
-    ]);
+    assert.deepEqual(
+      KINDS.map((k) => k.kind),
+      ['Mesh', 'Node', 'Module', 'Assignment', 'Declaration', 'Route', 'Certificate', 'JoinToken', 'Backup', 'Event'],
+    );
   });
 
   it('gives every kind its own schema file, named after the kind', () => {
@@ -33,7 +34,10 @@ describe('KINDS', () => {
 
   it('has print columns with valid paths, wide-only ones marked with priority 1', () => {
     for (const info of KINDS) {
-      assert.ok(info.columns.some((c) => !c.priority), `${info.kind} shows something without -o wide`);
+      assert.ok(
+        info.columns.some((c) => !c.priority),
+        `${info.kind} shows something without -o wide`,
+      );
       for (const col of info.columns) {
         assert.doesNotThrow(() => parseJsonPath(col.jsonPath), `${info.kind} ${col.name}`);
         assert.ok(col.priority === undefined || col.priority === 1);
@@ -43,24 +47,49 @@ describe('KINDS', () => {
 
   it('makes Mesh a singleton named mesh, and Event statusless', () => {
     assert.equal(kindByKind('Mesh')?.singletonName, 'mesh');
-    assert.deepEqual(KINDS.filter((k) => k.singletonName).map((k) => k.kind), ['Mesh']);
-    assert.deepEqual(KINDS.filter((k) => !k.hasStatus).map((k) => k.kind), ['Event']);
+    assert.deepEqual(
+      KINDS.filter((k) => k.singletonName).map((k) => k.kind),
+      ['Mesh'],
+    );
+    assert.deepEqual(
+      KINDS.filter((k) => !k.hasStatus).map((k) => k.kind),
+      ['Event'],
+    );
   });
 
   it('prints the columns a person expects from a node', () => {
     const node = {
       spec: { site: 'home' },
       status: {
-        lastSeen: '2026-08-27T12:00:00Z', declaration: { desiredGeneration: 4, appliedGeneration: 3 },
+        lastSeen: '2026-08-27T12:00:00Z',
+        declaration: { desiredGeneration: 4, appliedGeneration: 3 },
         conditions: [
-          { type: 'Reachable', status: 'False', reason: 'HeartbeatMissed', message: '', lastTransitionTime: '2026-08-27T12:01:00Z' },
-          { type: 'DeclarationApplied', status: 'False', reason: 'Pending', message: '', lastTransitionTime: '2026-08-27T12:01:00Z' },
+          {
+            type: 'Reachable',
+            status: 'False',
+            reason: 'HeartbeatMissed',
+            message: '',
+            lastTransitionTime: '2026-08-27T12:01:00Z',
+          },
+          {
+            type: 'DeclarationApplied',
+            status: 'False',
+            reason: 'Pending',
+            message: '',
+            lastTransitionTime: '2026-08-27T12:01:00Z',
+          },
         ],
       },
     };
     const cols = kindByKind('Node')!.columns.filter((c) => !c.priority);
-    assert.deepEqual(cols.map((c) => c.name.toUpperCase()), ['SITE', 'REACHABLE', 'LAST SEEN', 'DESIRED', 'APPLIED', 'DECLARATION']);
-    assert.deepEqual(cols.map((c) => evalJsonPath(node, c.jsonPath)), ['home', 'False', '2026-08-27T12:00:00Z', 4, 3, 'Pending']);
+    assert.deepEqual(
+      cols.map((c) => c.name.toUpperCase()),
+      ['SITE', 'REACHABLE', 'LAST SEEN', 'DESIRED', 'APPLIED', 'DECLARATION'],
+    );
+    assert.deepEqual(
+      cols.map((c) => evalJsonPath(node, c.jsonPath)),
+      ['home', 'False', '2026-08-27T12:00:00Z', 4, 3, 'Pending'],
+    );
   });
 });
 
@@ -76,7 +105,8 @@ describe('kindByPlural, kindByKind', () => {
 
 describe('resolveResource', () => {
   it('resolves kind, plural, singular and short names, in any case', () => {
-    for (const arg of ['node', 'nodes', 'Node', 'NODES', 'no', 'No']) assert.equal(resolveResource(arg)?.kind, 'Node', arg);
+    for (const arg of ['node', 'nodes', 'Node', 'NODES', 'no', 'No'])
+      assert.equal(resolveResource(arg)?.kind, 'Node', arg);
     for (const arg of ['mesh', 'meshes', 'Mesh']) assert.equal(resolveResource(arg)?.kind, 'Mesh', arg);
     assert.equal(resolveResource('JT')?.kind, 'JoinToken');
     assert.equal(resolveResource('JoinToken')?.kind, 'JoinToken');

@@ -17,12 +17,32 @@ function wide(col: PrintColumn): PrintColumn {
 }
 
 const MESH: KindInfo = {
-  kind: 'Mesh', plural: 'meshes', singular: 'mesh', shortNames: [], hasStatus: true, singletonName: 'mesh',
+  kind: 'Mesh',
+  plural: 'meshes',
+  singular: 'mesh',
+  shortNames: [],
+  hasStatus: true,
+  singletonName: 'mesh',
   columns: [
-    { name: 'Control Plane', jsonPath: '.status.controlPlaneNode', type: 'string', description: 'Node running the control plane' },
+    {
+      name: 'Control Plane',
+      jsonPath: '.status.controlPlaneNode',
+      type: 'string',
+      description: 'Node running the control plane',
+    },
     { name: 'Hub', jsonPath: '.status.hubNode', type: 'string', description: 'Node running the overlay hub' },
-    { name: 'Recovery Deadline', jsonPath: '.status.recoveryDeadline', type: 'string', description: 'Earliest notAfter needing renewal' },
-    { name: 'Budget (s)', jsonPath: '.status.outageBudgetSeconds', type: 'integer', description: 'Seconds until the recovery deadline' },
+    {
+      name: 'Recovery Deadline',
+      jsonPath: '.status.recoveryDeadline',
+      type: 'string',
+      description: 'Earliest notAfter needing renewal',
+    },
+    {
+      name: 'Budget (s)',
+      jsonPath: '.status.outageBudgetSeconds',
+      type: 'integer',
+      description: 'Seconds until the recovery deadline',
+    },
     wide({ name: 'Last Verified Backup', jsonPath: '.status.lastVerifiedBackup.time', type: 'date' }),
     wide({ name: 'Issuer', jsonPath: '.spec.certificates.issuer', type: 'string' }),
     wide({ name: 'Overlay', jsonPath: '.spec.overlay.cidr', type: 'string' }),
@@ -30,14 +50,33 @@ const MESH: KindInfo = {
 };
 
 const NODE: KindInfo = {
-  kind: 'Node', plural: 'nodes', singular: 'node', shortNames: ['no'], hasStatus: true,
+  kind: 'Node',
+  plural: 'nodes',
+  singular: 'node',
+  shortNames: ['no'],
+  hasStatus: true,
   columns: [
     { name: 'Site', jsonPath: '.spec.site', type: 'string' },
     { name: 'Reachable', jsonPath: condition('Reachable'), type: 'string' },
     { name: 'Last Seen', jsonPath: '.status.lastSeen', type: 'date' },
-    { name: 'Desired', jsonPath: '.status.declaration.desiredGeneration', type: 'integer', description: 'Declaration generation rendered' },
-    { name: 'Applied', jsonPath: '.status.declaration.appliedGeneration', type: 'integer', description: 'Declaration generation applied' },
-    { name: 'Declaration', jsonPath: condition('DeclarationApplied', 'reason'), type: 'string', description: 'Whether the node applied its newest declaration generation: Applied, Pending or NotApplied' },
+    {
+      name: 'Desired',
+      jsonPath: '.status.declaration.desiredGeneration',
+      type: 'integer',
+      description: 'Declaration generation rendered',
+    },
+    {
+      name: 'Applied',
+      jsonPath: '.status.declaration.appliedGeneration',
+      type: 'integer',
+      description: 'Declaration generation applied',
+    },
+    {
+      name: 'Declaration',
+      jsonPath: condition('DeclarationApplied', 'reason'),
+      type: 'string',
+      description: 'Whether the node applied its newest declaration generation: Applied, Pending or NotApplied',
+    },
     wide({ name: 'Endpoint', jsonPath: '.spec.endpoint', type: 'string' }),
     wide({ name: 'Overlay IP', jsonPath: '.status.overlay.address', type: 'string' }),
     wide({ name: 'Agent', jsonPath: '.status.agentVersion', type: 'string' }),
@@ -45,7 +84,11 @@ const NODE: KindInfo = {
 };
 
 const MODULE: KindInfo = {
-  kind: 'Module', plural: 'modules', singular: 'module', shortNames: ['mod'], hasStatus: true,
+  kind: 'Module',
+  plural: 'modules',
+  singular: 'module',
+  shortNames: ['mod'],
+  hasStatus: true,
   columns: [
     { name: 'Version', jsonPath: '.spec.version', type: 'string' },
     { name: 'Port', jsonPath: '.spec.port', type: 'integer' },
@@ -54,19 +97,32 @@ const MODULE: KindInfo = {
 };
 
 const ASSIGNMENT: KindInfo = {
-  kind: 'Assignment', plural: 'assignments', singular: 'assignment', shortNames: ['asg'], hasStatus: true,
+  kind: 'Assignment',
+  plural: 'assignments',
+  singular: 'assignment',
+  shortNames: ['asg'],
+  hasStatus: true,
   columns: [
     { name: 'Module', jsonPath: '.spec.module', type: 'string' },
     { name: 'Node', jsonPath: '.spec.node', type: 'string' },
     { name: 'Version', jsonPath: '.status.version', type: 'string', description: 'Version in the declaration' },
     { name: 'Applied', jsonPath: condition('Applied'), type: 'string' },
-    wide({ name: 'Pinned', jsonPath: '.spec.version', type: 'string', description: 'Version the assignment asks for (empty: follow the module)' }),
+    wide({
+      name: 'Pinned',
+      jsonPath: '.spec.version',
+      type: 'string',
+      description: 'Version the assignment asks for (empty: follow the module)',
+    }),
     wide({ name: 'Reason', jsonPath: condition('Applied', 'reason'), type: 'string' }),
   ],
 };
 
 const DECLARATION: KindInfo = {
-  kind: 'Declaration', plural: 'declarations', singular: 'declaration', shortNames: ['decl'], hasStatus: true,
+  kind: 'Declaration',
+  plural: 'declarations',
+  singular: 'declaration',
+  shortNames: ['decl'],
+  hasStatus: true,
   columns: [
     { name: 'Generation', jsonPath: '.spec.generation', type: 'integer' },
     { name: 'Applied Generation', jsonPath: '.status.appliedGeneration', type: 'integer' },
@@ -76,7 +132,11 @@ const DECLARATION: KindInfo = {
 };
 
 const ROUTE: KindInfo = {
-  kind: 'Route', plural: 'routes', singular: 'route', shortNames: ['rt'], hasStatus: true,
+  kind: 'Route',
+  plural: 'routes',
+  singular: 'route',
+  shortNames: ['rt'],
+  hasStatus: true,
   columns: [
     { name: 'Host', jsonPath: '.spec.host', type: 'string' },
     { name: 'Node', jsonPath: '.spec.node', type: 'string' },
@@ -87,7 +147,11 @@ const ROUTE: KindInfo = {
 };
 
 const CERTIFICATE: KindInfo = {
-  kind: 'Certificate', plural: 'certificates', singular: 'certificate', shortNames: ['cert'], hasStatus: true,
+  kind: 'Certificate',
+  plural: 'certificates',
+  singular: 'certificate',
+  shortNames: ['cert'],
+  hasStatus: true,
   columns: [
     { name: 'DNS Names', jsonPath: '.spec.dnsNames', type: 'string' },
     { name: 'Not After', jsonPath: '.status.notAfter', type: 'string' },
@@ -95,12 +159,21 @@ const CERTIFICATE: KindInfo = {
     wide({ name: 'Node', jsonPath: '.spec.node', type: 'string' }),
     wide({ name: 'Issuer', jsonPath: '.spec.issuer', type: 'string' }),
     wide({ name: 'Renewal', jsonPath: '.status.renewalTime', type: 'string' }),
-    wide({ name: 'Failed', jsonPath: '.status.failedAttempts', type: 'integer', description: 'Consecutive failed attempts' }),
+    wide({
+      name: 'Failed',
+      jsonPath: '.status.failedAttempts',
+      type: 'integer',
+      description: 'Consecutive failed attempts',
+    }),
   ],
 };
 
 const JOIN_TOKEN: KindInfo = {
-  kind: 'JoinToken', plural: 'jointokens', singular: 'jointoken', shortNames: ['jt'], hasStatus: true,
+  kind: 'JoinToken',
+  plural: 'jointokens',
+  singular: 'jointoken',
+  shortNames: ['jt'],
+  hasStatus: true,
   columns: [
     { name: 'Expires', jsonPath: '.status.expiresAt', type: 'string' },
     { name: 'Used', jsonPath: '.status.used', type: 'boolean' },
@@ -110,7 +183,11 @@ const JOIN_TOKEN: KindInfo = {
 };
 
 const BACKUP: KindInfo = {
-  kind: 'Backup', plural: 'backups', singular: 'backup', shortNames: ['bk'], hasStatus: true,
+  kind: 'Backup',
+  plural: 'backups',
+  singular: 'backup',
+  shortNames: ['bk'],
+  hasStatus: true,
   columns: [
     { name: 'Bytes', jsonPath: '.status.bytes', type: 'integer' },
     { name: 'Verified', jsonPath: '.status.verified', type: 'boolean' },
@@ -121,7 +198,11 @@ const BACKUP: KindInfo = {
 };
 
 const EVENT: KindInfo = {
-  kind: 'Event', plural: 'events', singular: 'event', shortNames: ['ev'], hasStatus: false,
+  kind: 'Event',
+  plural: 'events',
+  singular: 'event',
+  shortNames: ['ev'],
+  hasStatus: false,
   columns: [
     { name: 'Type', jsonPath: '.type', type: 'string' },
     { name: 'Reason', jsonPath: '.reason', type: 'string' },
@@ -136,7 +217,16 @@ const EVENT: KindInfo = {
 
 /** Every kind of meshctl.dev/v1alpha1, in the order `get all` and discovery list them. */
 export const KINDS: readonly KindInfo[] = Object.freeze([
-  MESH, NODE, MODULE, ASSIGNMENT, DECLARATION, ROUTE, CERTIFICATE, JOIN_TOKEN, BACKUP, EVENT,
+  MESH,
+  NODE,
+  MODULE,
+  ASSIGNMENT,
+  DECLARATION,
+  ROUTE,
+  CERTIFICATE,
+  JOIN_TOKEN,
+  BACKUP,
+  EVENT,
 ]);
 
 /** The kind served under a plural resource name (exact, lowercase), e.g. `nodes`. */
@@ -163,5 +253,7 @@ export function resolveResource(arg: string): KindInfo | undefined {
     }
   }
   if (name === '') return undefined;
-  return KINDS.find((k) => k.plural === name || k.singular === name || k.kind.toLowerCase() === name || k.shortNames.includes(name));
+  return KINDS.find(
+    (k) => k.plural === name || k.singular === name || k.kind.toLowerCase() === name || k.shortNames.includes(name),
+  );
 }

@@ -20,7 +20,13 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, OwnerReference } from '../meta/types.ts';
 import { API_VERSION } from '../meta/types.ts';
 import type {
-  Assignment, Declaration, DeclarationSpec, DeclaredResource, Module, ModuleResource, Node,
+  Assignment,
+  Declaration,
+  DeclarationSpec,
+  DeclaredResource,
+  Module,
+  ModuleResource,
+  Node,
 } from './generated/index.ts';
 
 /** The Declaration annotation recording, per owning assignment, what was rendered for it (JSON OwnerRecords). */
@@ -105,7 +111,8 @@ export function readOwnerRecords(decl: KubeObject | undefined): OwnerRecords {
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return {};
     const out: OwnerRecords = {};
     for (const [owner, rec] of Object.entries(parsed as Record<string, Partial<OwnerRecord>>)) {
-      if (typeof rec?.version === 'string' && typeof rec.generation === 'number') out[owner] = { version: rec.version, generation: rec.generation };
+      if (typeof rec?.version === 'string' && typeof rec.generation === 'number')
+        out[owner] = { version: rec.version, generation: rec.generation };
     }
     return out;
   } catch {
@@ -121,12 +128,15 @@ export function formatOwnerRecords(records: OwnerRecords): string {
 }
 
 type Problem = { reason: RenderProblemReason; message: string };
-type Selection =
-  | { version: string; resources: DeclaredResource[]; problem?: Problem }
-  | { problem: Problem };
+type Selection = { version: string; resources: DeclaredResource[]; problem?: Problem } | { problem: Problem };
 
 /** What one assignment renders to under the version rule (see the module comment), or why nothing. */
-function select(a: Assignment, modules: ReadonlyMap<string, Module>, held: DeclaredResource[], heldRecord?: OwnerRecord): Selection {
+function select(
+  a: Assignment,
+  modules: ReadonlyMap<string, Module>,
+  held: DeclaredResource[],
+  heldRecord?: OwnerRecord,
+): Selection {
   const name = a.metadata.name ?? '';
   const mod = modules.get(a.spec.module);
   if (!mod) return { problem: { reason: 'ModuleNotFound', message: `module "${a.spec.module}" not found` } };
@@ -137,14 +147,25 @@ function select(a: Assignment, modules: ReadonlyMap<string, Module>, held: Decla
   else {
     const unavailable = `version ${wanted} of module "${mod.metadata.name}" is not available: the module is at version ${mod.spec.version}`;
     if (heldRecord && held.length > 0) {
-      return { version: heldRecord.version, resources: held, problem: { reason: 'VersionNotAvailable', message: `${unavailable}; the node keeps version ${heldRecord.version}` } };
+      return {
+        version: heldRecord.version,
+        resources: held,
+        problem: {
+          reason: 'VersionNotAvailable',
+          message: `${unavailable}; the node keeps version ${heldRecord.version}`,
+        },
+      };
     }
     return { problem: { reason: 'VersionNotAvailable', message: unavailable } };
   }
   const long = resources.find((r) => r.id.length > MAX_ID_LENGTH);
   if (long) {
-    return { problem: { reason: 'InvalidResourceId', message:
-      `resource id "${long.id}" is longer than ${MAX_ID_LENGTH} characters: shorten the assignment's name or the module's resource ids` } };
+    return {
+      problem: {
+        reason: 'InvalidResourceId',
+        message: `resource id "${long.id}" is longer than ${MAX_ID_LENGTH} characters: shorten the assignment's name or the module's resource ids`,
+      },
+    };
   }
   return { version: wanted, resources };
 }
@@ -186,18 +207,32 @@ function groupByOwner(resources: readonly DeclaredResource[]): Map<string, Decla
 
 /** The ownerReference from a Declaration to its Node (deleting the Node deletes the Declaration). */
 export function nodeOwnerReference(node: Node): OwnerReference {
-  return { apiVersion: API_VERSION, kind: 'Node', name: node.metadata.name ?? '', uid: node.metadata.uid ?? '', controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: API_VERSION,
+    kind: 'Node',
+    name: node.metadata.name ?? '',
+    uid: node.metadata.uid ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 /**
  * The Declaration to write for a rendering: a new one, or `current` with the rendered spec, owner records
  * and Node ownerReference (its other metadata and resourceVersion kept); undefined when nothing would change.
  */
-export function declarationToWrite(opts: { node: Node; rendering: Rendering; current?: Declaration }): Declaration | undefined {
+export function declarationToWrite(opts: {
+  node: Node;
+  rendering: Rendering;
+  current?: Declaration;
+}): Declaration | undefined {
   const { node, rendering, current } = opts;
   const owners = formatOwnerRecords(rendering.owners);
   const ref = nodeOwnerReference(node);
-  const refs = [...(current?.metadata.ownerReferences ?? []).filter((r) => !(r.kind === 'Node' && r.apiVersion === API_VERSION)), ref];
+  const refs = [
+    ...(current?.metadata.ownerReferences ?? []).filter((r) => !(r.kind === 'Node' && r.apiVersion === API_VERSION)),
+    ref,
+  ];
   if (current) {
     const sameRefs = isDeepStrictEqual(current.metadata.ownerReferences ?? [], refs);
     const sameOwners = current.metadata.annotations?.[OWNERS_ANNOTATION] === owners;

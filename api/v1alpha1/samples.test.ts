@@ -17,7 +17,9 @@ const SAMPLES = fileURLToPath(new URL('../../manifests/samples/', import.meta.ur
 /** Every document of every sample file, with the file it came from. */
 function loadSamples(): { file: string; obj: KubeObject }[] {
   const out: { file: string; obj: KubeObject }[] = [];
-  for (const file of readdirSync(SAMPLES).filter((f) => /\.ya?ml$/.test(f)).sort()) {
+  for (const file of readdirSync(SAMPLES)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()) {
     for (const doc of parseAllDocuments(readFileSync(join(SAMPLES, file), 'utf8'))) {
       assert.deepEqual(doc.errors, [], `${file} parses`);
       const obj = doc.toJS() as KubeObject | null;
@@ -70,19 +72,25 @@ describe('validation of broken samples', () => {
   it('reports a wrong type at its field', () => {
     const route = sample('Route');
     (route.spec as Record<string, unknown>).port = '8080';
-    assert.deepEqual(validateObject(route), [{ field: 'spec.port', message: 'must be integer', reason: 'FieldValueInvalid' }]);
+    assert.deepEqual(validateObject(route), [
+      { field: 'spec.port', message: 'must be integer', reason: 'FieldValueInvalid' },
+    ]);
   });
 
   it('reports an unknown field as not supported', () => {
     const node = sample('Node');
     (node.spec as Record<string, unknown>).zone = 'eu';
-    assert.deepEqual(validateObject(node), [{ field: 'spec.zone', message: 'unknown field "spec.zone"', reason: 'FieldValueNotSupported' }]);
+    assert.deepEqual(validateObject(node), [
+      { field: 'spec.zone', message: 'unknown field "spec.zone"', reason: 'FieldValueNotSupported' },
+    ]);
   });
 
   it('reports a missing required field by its own path', () => {
     const asg = sample('Assignment');
     delete (asg.spec as Record<string, unknown>).node;
-    assert.deepEqual(validateObject(asg), [{ field: 'spec.node', message: 'Required value', reason: 'FieldValueRequired' }]);
+    assert.deepEqual(validateObject(asg), [
+      { field: 'spec.node', message: 'Required value', reason: 'FieldValueRequired' },
+    ]);
   });
 
   it('reports a bad name', () => {
@@ -98,10 +106,13 @@ describe('validation of broken samples', () => {
   it('reports a second Mesh name as invalid', () => {
     const mesh = sample('Mesh');
     mesh.metadata.name = 'other';
-    assert.deepEqual(validateObject(mesh), [{
-      field: 'metadata.name', reason: 'FieldValueInvalid',
-      message: 'Invalid value: "other": Mesh is a singleton; its only allowed name is "mesh"',
-    }]);
+    assert.deepEqual(validateObject(mesh), [
+      {
+        field: 'metadata.name',
+        reason: 'FieldValueInvalid',
+        message: 'Invalid value: "other": Mesh is a singleton; its only allowed name is "mesh"',
+      },
+    ]);
   });
 
   it('reports a broken host resource deep inside the module by index', () => {
@@ -109,10 +120,13 @@ describe('validation of broken samples', () => {
     const resources = (mod.spec as { resources: Record<string, unknown>[] }).resources;
     (resources[1].spec as Record<string, unknown>).mode = 644;
     (resources[2].spec as Record<string, unknown>).command = 'node server.js';
-    assert.deepEqual(validateObject(mod).map((c) => [c.field, c.reason]), [
-      ['spec.resources[1].spec.mode', 'FieldValueInvalid'],
-      ['spec.resources[2].spec.command', 'FieldValueInvalid'],
-    ]);
+    assert.deepEqual(
+      validateObject(mod).map((c) => [c.field, c.reason]),
+      [
+        ['spec.resources[1].spec.mode', 'FieldValueInvalid'],
+        ['spec.resources[2].spec.command', 'FieldValueInvalid'],
+      ],
+    );
     assert.equal(validateObject(mod)[0].message, 'Invalid value: 644: must be an octal mode string such as "0644"');
   });
 });

@@ -27,7 +27,10 @@ function compiler(): Ajv {
   ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, discriminator: true, verbose: true });
   ajv.addKeyword({ keyword: 'tsType', schemaType: 'string' });
   ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
-  ajv.addFormat('date-time', { type: 'string', validate: (s: string) => RFC3339.test(s) && !Number.isNaN(Date.parse(s)) });
+  ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (s: string) => RFC3339.test(s) && !Number.isNaN(Date.parse(s)),
+  });
   ajv.addSchema(metaSchema);
   ajv.addSchema(hostResourceSchema);
   return ajv;
@@ -56,13 +59,21 @@ function typeMeta(obj: Record<string, unknown>): { info?: KindInfo; causes: Stat
   const causes: StatusCause[] = [];
   if (obj.apiVersion === undefined) causes.push(cause('apiVersion', 'FieldValueRequired', 'Required value'));
   else if (obj.apiVersion !== API_VERSION) {
-    causes.push(cause('apiVersion', 'FieldValueNotSupported', `Unsupported value: ${show(obj.apiVersion)}: supported values: "${API_VERSION}"`));
+    causes.push(
+      cause(
+        'apiVersion',
+        'FieldValueNotSupported',
+        `Unsupported value: ${show(obj.apiVersion)}: supported values: "${API_VERSION}"`,
+      ),
+    );
   }
   const info = typeof obj.kind === 'string' ? kindByKind(obj.kind) : undefined;
   if (obj.kind === undefined) causes.push(cause('kind', 'FieldValueRequired', 'Required value'));
   else if (!info) {
     const known = KINDS.map((k) => `"${k.kind}"`).join(', ');
-    causes.push(cause('kind', 'FieldValueNotSupported', `Unsupported value: ${show(obj.kind)}: supported values: ${known}`));
+    causes.push(
+      cause('kind', 'FieldValueNotSupported', `Unsupported value: ${show(obj.kind)}: supported values: ${known}`),
+    );
   }
   return { info: causes.length ? undefined : info, causes };
 }
@@ -73,9 +84,11 @@ function typeMeta(obj: Record<string, unknown>): { info?: KindInfo; causes: Stat
  */
 export function validateName(info: KindInfo, name: string | undefined): StatusCause[] {
   const field = 'metadata.name';
-  if (name === undefined || name === '') return [cause(field, 'FieldValueRequired', 'Required value: name or generateName is required')];
+  if (name === undefined || name === '')
+    return [cause(field, 'FieldValueRequired', 'Required value: name or generateName is required')];
   const causes: StatusCause[] = [];
-  if (name.length > NAME.maxLength) causes.push(cause(field, 'FieldValueTooLong', `may not be longer than ${NAME.maxLength} characters`));
+  if (name.length > NAME.maxLength)
+    causes.push(cause(field, 'FieldValueTooLong', `may not be longer than ${NAME.maxLength} characters`));
   if (!NAME_PATTERN.test(name)) causes.push(cause(field, 'FieldValueInvalid', invalidValue(name, NAME['x-message'])));
   if (info.singletonName !== undefined && name !== info.singletonName) causes.push(singletonCause(info, field, name));
   return causes;
@@ -109,7 +122,13 @@ function resourceListCauses(obj: Record<string, unknown>): StatusCause[] {
     const deps = Array.isArray(r.dependsOn) ? r.dependsOn : [];
     deps.forEach((d: unknown, j) => {
       if (typeof d === 'string' && !earlier.has(d)) {
-        causes.push(cause(`${at}.dependsOn[${j}]`, 'FieldValueInvalid', invalidValue(d, 'must be the id of an earlier resource in the list')));
+        causes.push(
+          cause(
+            `${at}.dependsOn[${j}]`,
+            'FieldValueInvalid',
+            invalidValue(d, 'must be the id of an earlier resource in the list'),
+          ),
+        );
       }
     });
     earlier.add(r.id);

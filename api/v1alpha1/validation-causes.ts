@@ -7,7 +7,7 @@ import type { StatusCause } from '../meta/api-error.ts';
 
 /** The Kubernetes cause reasons validation produces. */
 export type CauseReason =
-  | 'FieldValueInvalid' | 'FieldValueRequired' | 'FieldValueNotSupported' | 'FieldValueTooLong' | 'FieldValueDuplicate';
+  'FieldValueInvalid' | 'FieldValueRequired' | 'FieldValueNotSupported' | 'FieldValueTooLong' | 'FieldValueDuplicate';
 
 /** Builds one cause. */
 export function cause(field: string, reason: CauseReason, message: string): StatusCause {
@@ -16,7 +16,13 @@ export function cause(field: string, reason: CauseReason, message: string): Stat
 
 /** The dotted field path (`spec.resources[2].spec.path`) of a JSON pointer into `root`. */
 export function fieldPath(root: unknown, pointer: string): string {
-  const segments = pointer === '' ? [] : pointer.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const segments =
+    pointer === ''
+      ? []
+      : pointer
+          .slice(1)
+          .split('/')
+          .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   let path = '';
   let cur: unknown = root;
   for (const seg of segments) {
@@ -48,13 +54,15 @@ function supported(values: readonly unknown[]): string {
 /** The schema's own wording for a failed pattern, format or `not`, if it has one. */
 function customMessage(err: ErrorObject): string | undefined {
   const holder = err.keyword === 'not' ? err.schema : err.parentSchema;
-  const text = holder !== null && typeof holder === 'object' ? (holder as Record<string, unknown>)['x-message'] : undefined;
+  const text =
+    holder !== null && typeof holder === 'object' ? (holder as Record<string, unknown>)['x-message'] : undefined;
   return typeof text === 'string' ? text : undefined;
 }
 
 /** The `kind` values a discriminated `oneOf` accepts. */
 function discriminatorValues(err: ErrorObject, tag: string): unknown[] {
-  const branches = (err.parentSchema as { oneOf?: { properties?: Record<string, { const?: unknown }> }[] } | undefined)?.oneOf;
+  const branches = (err.parentSchema as { oneOf?: { properties?: Record<string, { const?: unknown }> }[] } | undefined)
+    ?.oneOf;
   return (branches ?? []).map((b) => b.properties?.[tag]?.const).filter((v) => v !== undefined);
 }
 
@@ -65,10 +73,16 @@ function discriminatorCause(err: ErrorObject, at: string, p: Params): StatusCaus
   const tag = String(p.tag);
   const field = appendField(at, tag);
   if (p.error === 'mapping') {
-    return cause(field, 'FieldValueNotSupported', `Unsupported value: ${show(p.tagValue)}: ${supported(discriminatorValues(err, tag))}`);
+    return cause(
+      field,
+      'FieldValueNotSupported',
+      `Unsupported value: ${show(p.tagValue)}: ${supported(discriminatorValues(err, tag))}`,
+    );
   }
   const missing = (err.data as Record<string, unknown> | undefined)?.[tag] === undefined;
-  return missing ? cause(field, 'FieldValueRequired', 'Required value') : cause(field, 'FieldValueInvalid', 'must be string');
+  return missing
+    ? cause(field, 'FieldValueRequired', 'Required value')
+    : cause(field, 'FieldValueInvalid', 'must be string');
 }
 
 function duplicateCause(err: ErrorObject, at: string, p: Params): StatusCause {
@@ -78,7 +92,8 @@ function duplicateCause(err: ErrorObject, at: string, p: Params): StatusCause {
 }
 
 /** A value out of its pattern, format or range: named, with the schema's wording when it has one. */
-const invalid: Translate = (err, at) => cause(at, 'FieldValueInvalid', invalidValue(err.data, customMessage(err) ?? err.message ?? err.keyword));
+const invalid: Translate = (err, at) =>
+  cause(at, 'FieldValueInvalid', invalidValue(err.data, customMessage(err) ?? err.message ?? err.keyword));
 
 /** How each ajv keyword's failure reads; keywords not listed give ajv's own message. */
 const BY_KEYWORD: Record<string, Translate> = {
@@ -87,12 +102,19 @@ const BY_KEYWORD: Record<string, Translate> = {
     const field = appendField(at, String(p.additionalProperty));
     return cause(field, 'FieldValueNotSupported', `unknown field ${show(field)}`);
   },
-  enum: (e, at, p) => cause(at, 'FieldValueNotSupported', `Unsupported value: ${show(e.data)}: ${supported(p.allowedValues as unknown[])}`),
-  const: (e, at, p) => cause(at, 'FieldValueNotSupported', `Unsupported value: ${show(e.data)}: ${supported([p.allowedValue])}`),
+  enum: (e, at, p) =>
+    cause(
+      at,
+      'FieldValueNotSupported',
+      `Unsupported value: ${show(e.data)}: ${supported(p.allowedValues as unknown[])}`,
+    ),
+  const: (e, at, p) =>
+    cause(at, 'FieldValueNotSupported', `Unsupported value: ${show(e.data)}: ${supported([p.allowedValue])}`),
   discriminator: discriminatorCause,
   uniqueItems: duplicateCause,
   maxLength: (_e, at, p) => cause(at, 'FieldValueTooLong', `may not be longer than ${String(p.limit)} characters`),
-  minItems: (_e, at, p) => cause(at, 'FieldValueRequired', `must have at least ${String(p.limit)} item${p.limit === 1 ? '' : 's'}`),
+  minItems: (_e, at, p) =>
+    cause(at, 'FieldValueRequired', `must have at least ${String(p.limit)} item${p.limit === 1 ? '' : 's'}`),
   pattern: invalid,
   format: invalid,
   minimum: invalid,
@@ -102,7 +124,11 @@ const BY_KEYWORD: Record<string, Translate> = {
   // "must be integer"; with the schema's own wording when it has one (a mode written as 644, not "0644")
   type: (e, at, p) => {
     const custom = customMessage(e);
-    return cause(at, 'FieldValueInvalid', custom ? invalidValue(e.data, custom) : e.message ?? `must be ${String(p.type)}`);
+    return cause(
+      at,
+      'FieldValueInvalid',
+      custom ? invalidValue(e.data, custom) : (e.message ?? `must be ${String(p.type)}`),
+    );
   },
   // repeated by the errors inside them
   propertyNames: () => undefined,
@@ -113,7 +139,11 @@ const BY_KEYWORD: Record<string, Translate> = {
 export function errorToCause(err: ErrorObject, root: unknown): StatusCause | undefined {
   const at = fieldPath(root, err.instancePath);
   if (err.propertyName !== undefined) {
-    return cause(at, 'FieldValueInvalid', `invalid key ${show(err.propertyName)}: ${customMessage(err) ?? err.message}`);
+    return cause(
+      at,
+      'FieldValueInvalid',
+      `invalid key ${show(err.propertyName)}: ${customMessage(err) ?? err.message}`,
+    );
   }
   const translate = Object.hasOwn(BY_KEYWORD, err.keyword) ? BY_KEYWORD[err.keyword] : undefined;
   if (translate) return translate(err, at, err.params as Params);

@@ -52,16 +52,25 @@ export function readAgentBootstrap(stateDir: string): AgentBootstrap | undefined
   }
   const conn = raw.connection as Partial<ClientConfig> | undefined;
   const decl = raw.declaration as Partial<Declaration> | undefined;
-  const problem = raw.kind !== KIND ? `kind is not ${KIND}`
-    : typeof raw.nodeName !== 'string' ? 'nodeName is missing'
-    : typeof conn?.server !== 'string' ? 'connection.server is missing'
-    : decl?.kind !== 'Declaration' || decl.metadata?.name !== raw.nodeName || !Array.isArray(decl.spec?.resources) ? 'declaration is not the Declaration of nodeName'
-    : undefined;
+  const problem =
+    raw.kind !== KIND
+      ? `kind is not ${KIND}`
+      : typeof raw.nodeName !== 'string'
+        ? 'nodeName is missing'
+        : typeof conn?.server !== 'string'
+          ? 'connection.server is missing'
+          : decl?.kind !== 'Declaration' || decl.metadata?.name !== raw.nodeName || !Array.isArray(decl.spec?.resources)
+            ? 'declaration is not the Declaration of nodeName'
+            : undefined;
   if (problem) throw new Error(`${path}: ${problem}; it is written by meshctl init`);
   return {
     nodeName: raw.nodeName as string,
     ...(typeof raw.site === 'string' ? { site: raw.site } : {}),
-    connection: { server: conn!.server!, ...(conn!.caData ? { caData: conn!.caData } : {}), ...(conn!.token ? { token: conn!.token } : {}) },
+    connection: {
+      server: conn!.server!,
+      ...(conn!.caData ? { caData: conn!.caData } : {}),
+      ...(conn!.token ? { token: conn!.token } : {}),
+    },
     declaration: decl as Declaration,
   };
 }

@@ -20,7 +20,11 @@ export interface LogLine {
 }
 
 /** Lines a node lost for one service (its buffer was full while the control plane was unreachable). */
-export interface DroppedLines { service: string; lines: number; bytes: number }
+export interface DroppedLines {
+  service: string;
+  lines: number;
+  bytes: number;
+}
 
 /** The body of `POST …/nodes/<node>/logs`. */
 export interface LogPost {
@@ -31,13 +35,25 @@ export interface LogPost {
 }
 
 /** The answer to a POST: lines stored and lines skipped as already stored. */
-export interface LogPostResult { accepted: number; duplicates: number }
+export interface LogPostResult {
+  accepted: number;
+  duplicates: number;
+}
 
 /** One service with stored logs. */
-export interface ServiceLogInfo { service: string; bytes: number; lastWriteTime: string }
+export interface ServiceLogInfo {
+  service: string;
+  bytes: number;
+  lastWriteTime: string;
+}
 
 /** `GET …/nodes/<node>/logs` without `service`. */
-export interface ServiceLogList { apiVersion: string; kind: 'ServiceLogList'; node: string; items: ServiceLogInfo[] }
+export interface ServiceLogList {
+  apiVersion: string;
+  kind: 'ServiceLogList';
+  node: string;
+  items: ServiceLogInfo[];
+}
 
 /** The most lines one POST may carry. */
 const MAX_ENTRIES = 100_000;
@@ -69,7 +85,8 @@ function bad(field: string, message: string): ApiError {
 /** Checks a parsed POST body; 400 naming the first bad field. */
 export function parseLogPost(body: Record<string, unknown>): LogPost {
   const { stream, entries, dropped } = body;
-  if (stream !== undefined && (typeof stream !== 'string' || !/^[A-Za-z0-9-]{1,64}$/.test(stream))) throw bad('stream', 'must be 1-64 letters, digits or dashes');
+  if (stream !== undefined && (typeof stream !== 'string' || !/^[A-Za-z0-9-]{1,64}$/.test(stream)))
+    throw bad('stream', 'must be 1-64 letters, digits or dashes');
   if (!Array.isArray(entries)) throw bad('entries', 'must be a list');
   if (entries.length > MAX_ENTRIES) throw bad('entries', `must hold at most ${MAX_ENTRIES} lines`);
   let lastSeq = 0;
@@ -78,14 +95,26 @@ export function parseLogPost(body: Record<string, unknown>): LogPost {
     const at = `entries[${i}]`;
     const sp = serviceProblem(e.service);
     if (sp) throw bad(`${at}.service`, sp);
-    if (typeof e.time !== 'string' || e.time.length > 64 || Number.isNaN(Date.parse(e.time)) || /\s/.test(e.time)) throw bad(`${at}.time`, 'must be an RFC 3339 time');
-    if (typeof e.line !== 'string' || e.line.length > MAX_LINE) throw bad(`${at}.line`, `must be a string of at most ${MAX_LINE} characters`);
+    if (typeof e.time !== 'string' || e.time.length > 64 || Number.isNaN(Date.parse(e.time)) || /\s/.test(e.time))
+      throw bad(`${at}.time`, 'must be an RFC 3339 time');
+    if (typeof e.line !== 'string' || e.line.length > MAX_LINE)
+      throw bad(`${at}.line`, `must be a string of at most ${MAX_LINE} characters`);
     if (/[\n\r]/.test(e.line)) throw bad(`${at}.line`, 'must not contain a newline');
-    if (e.seq !== undefined && (!Number.isSafeInteger(e.seq) || (e.seq as number) <= lastSeq)) throw bad(`${at}.seq`, 'must be a positive integer, increasing within the body');
+    if (e.seq !== undefined && (!Number.isSafeInteger(e.seq) || (e.seq as number) <= lastSeq))
+      throw bad(`${at}.seq`, 'must be a positive integer, increasing within the body');
     if (typeof e.seq === 'number') lastSeq = e.seq;
-    return { ...(typeof e.seq === 'number' ? { seq: e.seq } : {}), service: e.service as string, time: e.time, line: e.line };
+    return {
+      ...(typeof e.seq === 'number' ? { seq: e.seq } : {}),
+      service: e.service as string,
+      time: e.time,
+      line: e.line,
+    };
   });
-  return { ...(typeof stream === 'string' ? { stream } : {}), entries: out, ...(dropped !== undefined ? { dropped: parseDropped(dropped) } : {}) };
+  return {
+    ...(typeof stream === 'string' ? { stream } : {}),
+    entries: out,
+    ...(dropped !== undefined ? { dropped: parseDropped(dropped) } : {}),
+  };
 }
 
 function parseDropped(v: unknown): DroppedLines[] {
@@ -94,7 +123,12 @@ function parseDropped(v: unknown): DroppedLines[] {
     const d = (raw ?? {}) as Record<string, unknown>;
     const sp = serviceProblem(d.service);
     if (sp) throw bad(`dropped[${i}].service`, sp);
-    if (!Number.isSafeInteger(d.lines) || (d.lines as number) < 0 || !Number.isSafeInteger(d.bytes) || (d.bytes as number) < 0) {
+    if (
+      !Number.isSafeInteger(d.lines) ||
+      (d.lines as number) < 0 ||
+      !Number.isSafeInteger(d.bytes) ||
+      (d.bytes as number) < 0
+    ) {
       throw bad(`dropped[${i}]`, 'lines and bytes must be non-negative integers');
     }
     return { service: d.service as string, lines: d.lines as number, bytes: d.bytes as number };

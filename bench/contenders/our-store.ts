@@ -31,7 +31,9 @@ export async function openOurStore(dir: string, compactAfterBytes?: number): Pro
       const j = store.stats().journal;
       const commits = j.commits - before.commits;
       const lines = j.lines - before.lines;
-      const last = j.lastCompaction ? ` (last: ${j.lastCompaction.objects} objects, ${(j.lastCompaction.bytes / 2 ** 20).toFixed(1)} MiB in ${j.lastCompaction.ms} ms)` : '';
+      const last = j.lastCompaction
+        ? ` (last: ${j.lastCompaction.objects} objects, ${(j.lastCompaction.bytes / 2 ** 20).toFixed(1)} MiB in ${j.lastCompaction.ms} ms)`
+        : '';
       return `${commits.toLocaleString('en-US')} group commits for ${lines.toLocaleString('en-US')} journal lines (${(lines / Math.max(commits, 1)).toFixed(1)} per fdatasync) since seeding; ${j.compactions} compaction(s) in all${last}`;
     },
     async close() {

@@ -25,8 +25,10 @@ function curve(f: RssFigures): string {
 }
 
 function row(f: RssFigures): string {
-  return `| ${f.variant.label} | ${mib(f.afterApply.rssMiB)} | ${curve(f)} | **${mib(steadyMax(f))}** | ${mib(f.end.hwmMiB)} | ` +
-    `${f.reconciles.count} (mean ${ms(f.reconciles.meanMs)} ms) |`;
+  return (
+    `| ${f.variant.label} | ${mib(f.afterApply.rssMiB)} | ${curve(f)} | **${mib(steadyMax(f))}** | ${mib(f.end.hwmMiB)} | ` +
+    `${f.reconciles.count} (mean ${ms(f.reconciles.meanMs)} ms) |`
+  );
 }
 
 /** Renders the section. */
@@ -53,9 +55,9 @@ export function renderAgentRss(r: AgentRssReport): string {
     `| for reference: an idle \`node -e\` (Node itself, nothing loaded) | ${mib(r.bareNodeMiB)} | | | | |`,
     '',
     'While writing this benchmark, the shipped agent was run once with `--trace-gc` for 3 minutes at 1 s reconciles: the live JS heap',
-    'after each full (mark-compact) GC stayed at 6.4–6.7 MB, so nothing leaks; what grows is V8\'s young generation, which V8 enlarges',
+    "after each full (mark-compact) GC stayed at 6.4–6.7 MB, so nothing leaks; what grows is V8's young generation, which V8 enlarges",
     'step by step up to 2 × 16 MiB semi-spaces (heapTotal 16 → 45 MiB) as scavenges accumulate. `--max-semi-space-size=1` caps it',
-    '(it must be given on the command line, so the bundle\'s shebang carries it — hack/build.mjs — and the local mesh passes it; `v8.setFlagsFromString` at run time is too late).',
+    "(it must be given on the command line, so the bundle's shebang carries it — hack/build.mjs — and the local mesh passes it; `v8.setFlagsFromString` at run time is too late).",
     '',
     'Target (issue 3), agent RSS:',
     '',

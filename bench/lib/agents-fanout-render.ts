@@ -29,14 +29,39 @@ function rows(rounds: FanoutRound[], agents: number): { lines: string[]; all: La
     lines: [
       '| time from just before the Module update to … (ms) | p50 | p99 | max |',
       '|---|---|---|---|',
-      row(`**every one** of the ${agents} nodes has reported the new generation applied (the last node; ${n} rounds)`, all, true),
-      row(`the first node has reported it applied (${n} rounds)`, per((r) => minOf(r.applied))),
-      row(`a node has reported it applied (each node of each round: ${n * agents} samples)`, flat((r) => r.applied)),
-      row('the Module update is acknowledged (durable)', per((r) => r.ack)),
-      row(`the controller has re-rendered all ${agents} Declarations (the last one written)`, per((r) => maxOf(r.written))),
-      row(`a node's Declaration is re-rendered (${n * agents} samples)`, flat((r) => r.written)),
-      row(`(the agent's part) from a node's new Declaration to its applied report (${n * agents} samples)`, flat((r) => r.agentPart)),
-      row(`all ${agents} Assignments show Applied=True at the new version (the controller's verdict, as \`meshctl get assignments\` shows it)`, per((r) => maxOf(r.assigned))),
+      row(
+        `**every one** of the ${agents} nodes has reported the new generation applied (the last node; ${n} rounds)`,
+        all,
+        true,
+      ),
+      row(
+        `the first node has reported it applied (${n} rounds)`,
+        per((r) => minOf(r.applied)),
+      ),
+      row(
+        `a node has reported it applied (each node of each round: ${n * agents} samples)`,
+        flat((r) => r.applied),
+      ),
+      row(
+        'the Module update is acknowledged (durable)',
+        per((r) => r.ack),
+      ),
+      row(
+        `the controller has re-rendered all ${agents} Declarations (the last one written)`,
+        per((r) => maxOf(r.written)),
+      ),
+      row(
+        `a node's Declaration is re-rendered (${n * agents} samples)`,
+        flat((r) => r.written),
+      ),
+      row(
+        `(the agent's part) from a node's new Declaration to its applied report (${n * agents} samples)`,
+        flat((r) => r.agentPart),
+      ),
+      row(
+        `all ${agents} Assignments show Applied=True at the new version (the controller's verdict, as \`meshctl get assignments\` shows it)`,
+        per((r) => maxOf(r.assigned)),
+      ),
     ],
   };
 }
@@ -57,10 +82,10 @@ export function renderAgentsFanout(res: FanoutResult): string {
     `Assignments, ${s.agents} agent starts, every node applying version 1.0.0) took ${(res.setupMs / 1000).toFixed(1)} s.`,
     '',
     `Then, ${s.rounds} times after ${s.warmup} warm-up rounds and a ${s.pauseMs} ms pause each: one \`update\` of the Module (a new`,
-    'version and new file content). Each of the 50 Declarations is then re-rendered by the controller, received on its agent\'s',
+    "version and new file content). Each of the 50 Declarations is then re-rendered by the controller, received on its agent's",
     'watch, stored (fsync), acknowledged, applied (the File replaced atomically), and reported. Times come from two admin watches',
     '(Declarations and Assignments) in this process: a node counts as applied at the first event whose File content is the',
-    "new one and whose `status.appliedGeneration` equals its `spec.generation`. With 20 rounds the p99 of a per-round figure is",
+    'new one and whose `status.appliedGeneration` equals its `spec.generation`. With 20 rounds the p99 of a per-round figure is',
     'its maximum (nearest rank).',
     '',
     ...lines,

@@ -13,21 +13,44 @@ export function makeAgent(config: ClientConfig): http.Agent {
     : new http.Agent({ keepAlive: true, maxSockets: Infinity });
 }
 
-function send(config: ClientConfig, agent: http.Agent, method: string, path: string, headers: http.OutgoingHttpHeaders): http.ClientRequest {
+function send(
+  config: ClientConfig,
+  agent: http.Agent,
+  method: string,
+  path: string,
+  headers: http.OutgoingHttpHeaders,
+): http.ClientRequest {
   const url = new URL(path, config.server);
   const mod = url.protocol === 'https:' ? https : http;
   return mod.request(url, {
     method,
     agent,
-    headers: { accept: 'application/json', ...(config.token ? { authorization: `Bearer ${config.token}` } : {}), ...headers },
+    headers: {
+      accept: 'application/json',
+      ...(config.token ? { authorization: `Bearer ${config.token}` } : {}),
+      ...headers,
+    },
   });
 }
 
 /** Sends one request with an optional JSON body; resolves with the status and the parsed JSON reply. */
-export function requestJson(config: ClientConfig, agent: http.Agent, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: unknown }> {
+export function requestJson(
+  config: ClientConfig,
+  agent: http.Agent,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<{ status: number; body: unknown }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = send(config, agent, method, path, payload ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) } : {});
+    const req = send(
+      config,
+      agent,
+      method,
+      path,
+      payload ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) } : {},
+    );
     req.on('error', reject);
     req.on('response', (res) => {
       let text = '';
@@ -54,7 +77,12 @@ export interface LineStream {
  * the caller can time its parsing).
  * Resolves once the response headers arrived with status 200.
  */
-export function openNdjson(config: ClientConfig, agent: http.Agent, path: string, onLine: (line: string) => void): Promise<LineStream> {
+export function openNdjson(
+  config: ClientConfig,
+  agent: http.Agent,
+  path: string,
+  onLine: (line: string) => void,
+): Promise<LineStream> {
   return new Promise((resolve, reject) => {
     const req = send(config, agent, 'GET', path, {});
     req.on('error', reject);

@@ -44,7 +44,10 @@ export function cpuSnapshot(): CpuSnapshot {
     const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
     const busy = cpu.reduce((a, b) => a + b, 0) - cpu[3] - (cpu[4] ?? 0); // minus idle and iowait
     const self = readFileSync('/proc/self/stat', 'utf8');
-    const fields = self.slice(self.lastIndexOf(')') + 2).split(' ').map(Number); // fields from #3 (state) on
+    const fields = self
+      .slice(self.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number); // fields from #3 (state) on
     const own = fields[11] + fields[12] + fields[13] + fields[14]; // utime stime cutime cstime (#14–#17)
     return { machineBusy: busy / 100, own: own / 100, at: Date.now() };
   } catch {

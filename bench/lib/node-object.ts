@@ -14,7 +14,9 @@ export function objectName(i: number, prefix = 'node'): string {
 
 /** A valid Node whose JSON is about 1.1 KiB. */
 export function makeNodeObject(i: number, prefix = 'node'): Node {
-  const annotations = Object.fromEntries(Array.from({ length: 12 }, (_, k) => [`note-${k}.bench.meshctl.dev`, `value-${k}-${'x'.repeat(48)}`]));
+  const annotations = Object.fromEntries(
+    Array.from({ length: 12 }, (_, k) => [`note-${k}.bench.meshctl.dev`, `value-${k}-${'x'.repeat(48)}`]),
+  );
   return {
     apiVersion: 'meshctl.dev/v1alpha1',
     kind: 'Node',

@@ -23,7 +23,10 @@ export function memoryOf(pid: number | 'self'): MemoryFigures {
 /** CPU seconds (user + system) a process used so far, from /proc/<pid>/stat (USER_HZ = 100). */
 export function cpuSecondsOf(pid: number | 'self'): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number); // fields from #3 (state) on
+  const fields = stat
+    .slice(stat.lastIndexOf(')') + 2)
+    .split(' ')
+    .map(Number); // fields from #3 (state) on
   return (fields[11] + fields[12]) / 100; // utime, stime (#14, #15)
 }
 

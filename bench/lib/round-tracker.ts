@@ -65,14 +65,16 @@ export class RoundTracker {
     if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED') return;
     onObject(ev.object, performance.now());
     const m = this.#marks;
-    if (m.applied.size === this.#nodes && m.assigned.size === this.#nodes && m.written.size === this.#nodes) this.#done?.();
+    if (m.applied.size === this.#nodes && m.assigned.size === this.#nodes && m.written.size === this.#nodes)
+      this.#done?.();
   }
 
   #onDeclaration(d: Declaration, node: string, now: number): void {
     if (roundOf(d) !== this.#round) return;
     if (!this.#marks.written.has(node)) this.#marks.written.set(node, now);
     const applied = d.status?.appliedGeneration;
-    if (applied !== undefined && applied === d.spec.generation && !this.#marks.applied.has(node)) this.#marks.applied.set(node, now);
+    if (applied !== undefined && applied === d.spec.generation && !this.#marks.applied.has(node))
+      this.#marks.applied.set(node, now);
   }
 
   #onAssignment(a: Assignment, now: number): void {
@@ -89,10 +91,18 @@ export class RoundTracker {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#done = undefined;
-        reject(new Error(`round ${round}: after ${timeoutMs} ms, ${marks.written.size} Declarations re-rendered, ` +
-          `${marks.applied.size} applied, ${marks.assigned.size} Assignments Applied (of ${this.#nodes})`));
+        reject(
+          new Error(
+            `round ${round}: after ${timeoutMs} ms, ${marks.written.size} Declarations re-rendered, ` +
+              `${marks.applied.size} applied, ${marks.assigned.size} Assignments Applied (of ${this.#nodes})`,
+          ),
+        );
       }, timeoutMs);
-      this.#done = () => { clearTimeout(timer); this.#done = undefined; resolve(marks); };
+      this.#done = () => {
+        clearTimeout(timer);
+        this.#done = undefined;
+        resolve(marks);
+      };
     });
   }
 

@@ -11,7 +11,14 @@ test('titleCase: camelCase keys become words; label-like keys are kept', () => {
 
 test('fields: aligned per level, nested maps indented, lists of maps with "-", multi-line strings as blocks', () => {
   const lines = renderFields({
-    spec: { site: 'home', endpoint: '10.0.0.1:51820', resources: [{ id: 'a', kind: 'File' }, { id: 'b' }], tags: ['x', 'y'], content: 'l1\nl2\n', empty: {} },
+    spec: {
+      site: 'home',
+      endpoint: '10.0.0.1:51820',
+      resources: [{ id: 'a', kind: 'File' }, { id: 'b' }],
+      tags: ['x', 'y'],
+      content: 'l1\nl2\n',
+      empty: {},
+    },
   });
   assert.deepEqual(lines, [
     'Spec:',
@@ -32,7 +39,13 @@ test('fields: aligned per level, nested maps indented, lists of maps with "-", m
 });
 
 test('conditions render as a table', () => {
-  const lines = renderFields({ status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Joined', lastTransitionTime: '2026-01-01T00:00:00Z', message: 'ok' }] } });
+  const lines = renderFields({
+    status: {
+      conditions: [
+        { type: 'Ready', status: 'True', reason: 'Joined', lastTransitionTime: '2026-01-01T00:00:00Z', message: 'ok' },
+      ],
+    },
+  });
   assert.deepEqual(lines, [
     'Status:',
     '  Conditions:',
@@ -44,6 +57,20 @@ test('conditions render as a table', () => {
 
 test('events table: repeats show (xN over AGE)', () => {
   const now = Date.parse('2026-01-01T01:00:00Z');
-  const lines = eventsTable([{ type: 'Warning', reason: 'RenewalFailed', message: 'acme down', count: 3, firstTimestamp: '2026-01-01T00:30:00Z', lastTimestamp: '2026-01-01T00:59:00Z', source: { component: 'certificate-controller' } }], 2, now);
+  const lines = eventsTable(
+    [
+      {
+        type: 'Warning',
+        reason: 'RenewalFailed',
+        message: 'acme down',
+        count: 3,
+        firstTimestamp: '2026-01-01T00:30:00Z',
+        lastTimestamp: '2026-01-01T00:59:00Z',
+        source: { component: 'certificate-controller' },
+      },
+    ],
+    2,
+    now,
+  );
   assert.match(lines[2], /^ {2}Warning +RenewalFailed +60s \(x3 over 30m\) +certificate-controller +acme down$/);
 });

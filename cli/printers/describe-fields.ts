@@ -46,7 +46,13 @@ export function renderFields(map: Json, indent = 0, width?: number): string[] {
     } else if (Array.isArray(value) && value.length) {
       lines.push(`${pad}${label}`, ...renderList(value, indent + 2));
     } else if (typeof value === 'string' && value.includes('\n')) {
-      lines.push(`${pad}${label}`, ...value.replace(/\n$/, '').split('\n').map((l) => `${pad}  ${l}`));
+      lines.push(
+        `${pad}${label}`,
+        ...value
+          .replace(/\n$/, '')
+          .split('\n')
+          .map((l) => `${pad}  ${l}`),
+      );
     } else {
       const text = Array.isArray(value) || isMap(value) ? '<none>' : scalar(value);
       lines.push(`${pad}${label.padEnd(width)}${text}`);
@@ -107,7 +113,8 @@ export function eventsTable(events: EventLike[], indent: number, now = Date.now(
     ['----', '------', '----', '----', '-------'],
     ...events.map((e) => {
       const last = age(eventTime(e), now);
-      const when = (e.count ?? 1) > 1 ? `${last} (x${e.count} over ${age(e.firstTimestamp ?? eventTime(e), now)})` : last;
+      const when =
+        (e.count ?? 1) > 1 ? `${last} (x${e.count} over ${age(e.firstTimestamp ?? eventTime(e), now)})` : last;
       const from = [e.source?.component, e.source?.host].filter(Boolean).join(', ');
       return [scalar(e.type), scalar(e.reason), when, from || '<unknown>', e.message ?? ''];
     }),
@@ -117,5 +124,8 @@ export function eventsTable(events: EventLike[], indent: number, now = Date.now(
 
 function indentTable(rows: string[][], indent: number): string[] {
   const pad = ' '.repeat(indent);
-  return alignRows(rows).replace(/\n$/, '').split('\n').map((l) => pad + l);
+  return alignRows(rows)
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((l) => pad + l);
 }

@@ -9,14 +9,23 @@ import { yaml } from '../yaml.ts';
 export type ObjectFormat = 'yaml' | 'json' | 'name';
 
 /** Renders objects as YAML, JSON or `kind/name` lines; `single` prints one object rather than a List. */
-export async function renderObjects(objects: KubeObject[], format: ObjectFormat, opts: { single: boolean; singular: (o: KubeObject) => string }): Promise<string> {
+export async function renderObjects(
+  objects: KubeObject[],
+  format: ObjectFormat,
+  opts: { single: boolean; singular: (o: KubeObject) => string },
+): Promise<string> {
   if (format === 'name') return objects.map((o) => `${opts.singular(o)}/${o.metadata?.name ?? ''}\n`).join('');
   const value = opts.single && objects.length === 1 ? objects[0] : asList(objects);
   return format === 'json' ? toJson(value) : toYaml(value);
 }
 
 /** A kubectl-style `List` of objects. */
-export function asList(objects: KubeObject[]): { apiVersion: 'v1'; kind: 'List'; items: KubeObject[]; metadata: { resourceVersion: string } } {
+export function asList(objects: KubeObject[]): {
+  apiVersion: 'v1';
+  kind: 'List';
+  items: KubeObject[];
+  metadata: { resourceVersion: string };
+} {
   return { apiVersion: 'v1', kind: 'List', items: objects, metadata: { resourceVersion: '' } };
 }
 

@@ -8,7 +8,11 @@ import { renderObjects } from './output.ts';
 
 const now = Date.parse('2026-01-01T12:00:00Z');
 const kind: KindInfo = {
-  kind: 'Widget', plural: 'widgets', singular: 'widget', shortNames: [], hasStatus: true,
+  kind: 'Widget',
+  plural: 'widgets',
+  singular: 'widget',
+  shortNames: [],
+  hasStatus: true,
   columns: [
     { name: 'Site', jsonPath: '.spec.site', type: 'string' },
     { name: 'Ready', jsonPath: '.status.conditions[?(@.type=="Ready")].status', type: 'string' },
@@ -19,24 +23,33 @@ const kind: KindInfo = {
 
 function widget(name: string, spec: Record<string, unknown>, status: Record<string, unknown> = {}): KubeObject {
   return {
-    apiVersion: 'meshctl.dev/v1alpha1', kind: 'Widget',
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Widget',
     metadata: { name, creationTimestamp: '2026-01-01T11:57:00Z', labels: { site: String(spec.site) } },
-    spec, status,
+    spec,
+    status,
   };
 }
 
 const objects = [
-  widget('a', { site: 'home', endpoint: '10.0.0.1:51820' }, { conditions: [{ type: 'Ready', status: 'True' }], lastSeen: '2026-01-01T11:59:50Z' }),
+  widget(
+    'a',
+    { site: 'home', endpoint: '10.0.0.1:51820' },
+    { conditions: [{ type: 'Ready', status: 'True' }], lastSeen: '2026-01-01T11:59:50Z' },
+  ),
   widget('longer-name', { site: 'office' }),
 ];
 
 test('table: NAME, the kind columns without priority ones, AGE; aligned with three spaces', () => {
-  assert.equal(renderTable(kind, objects, { now }), [
-    'NAME          SITE     READY   SEEN   AGE',
-    'a             home     True    10s    3m',
-    'longer-name   office                  3m',
-    '',
-  ].join('\n'));
+  assert.equal(
+    renderTable(kind, objects, { now }),
+    [
+      'NAME          SITE     READY   SEEN   AGE',
+      'a             home     True    10s    3m',
+      'longer-name   office                  3m',
+      '',
+    ].join('\n'),
+  );
 });
 
 test('wide table adds priority columns; --show-labels adds LABELS; kind prefix for several kinds', () => {

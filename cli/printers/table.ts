@@ -27,7 +27,7 @@ export function tableHeader(kind: KindInfo, opts: TableOptions = {}): string[] {
 
 /** The cells of one object's row. */
 export function tableRow(kind: KindInfo, obj: KubeObject, opts: TableOptions = {}): string[] {
-  const name = opts.kindPrefix ? `${kind.singular}/${obj.metadata?.name ?? ''}` : obj.metadata?.name ?? '';
+  const name = opts.kindPrefix ? `${kind.singular}/${obj.metadata?.name ?? ''}` : (obj.metadata?.name ?? '');
   const cells = visibleColumns(kind, opts).map((c) => formatCell(evalJsonPath(obj, c.jsonPath), c, opts.now));
   const row = [name, ...cells, age(obj.metadata?.creationTimestamp, opts.now)];
   if (opts.showLabels) row.push(formatLabels(obj.metadata?.labels));
@@ -48,7 +48,10 @@ export function alignRows(rows: string[][], widths = columnWidths(rows)): string
 /** The width of each column over all rows. */
 export function columnWidths(rows: string[][]): number[] {
   const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => { widths[i] = Math.max(widths[i] ?? 0, cell.length); });
+  for (const row of rows)
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, cell.length);
+    });
   return widths;
 }
 

@@ -10,8 +10,12 @@ function memoryLogger(): Logger & { lines: Array<{ level: string; msg: string; f
   const lines: Array<{ level: string; msg: string; fields?: LogFields }> = [];
   return {
     lines,
-    info: (msg, fields) => { lines.push({ level: 'info', msg, fields }); },
-    error: (msg, fields) => { lines.push({ level: 'error', msg, fields }); },
+    info: (msg, fields) => {
+      lines.push({ level: 'info', msg, fields });
+    },
+    error: (msg, fields) => {
+      lines.push({ level: 'error', msg, fields });
+    },
   };
 }
 
@@ -21,7 +25,10 @@ function setup(reconcile: (key: string) => Promise<Result | void>, workers = 1) 
   const logger = memoryLogger();
   const calls: Array<{ key: string; at: number }> = [];
   const reconciler: Reconciler = {
-    reconcile: (key) => { calls.push({ key, at: clock.now() - 1_000_000 }); return reconcile(key); },
+    reconcile: (key) => {
+      calls.push({ key, at: clock.now() - 1_000_000 });
+      return reconcile(key);
+    },
   };
   const controller = createController({ name: 'test', reconciler, queue, clock, logger, workers });
   return { clock, queue, logger, calls, controller };
@@ -35,8 +42,15 @@ test('a failing reconcile is retried with doubling backoff, and success forgets 
   controller.start();
   queue.add('a');
   await settle();
-  for (let i = 0; i < 40; i++) { clock.advance(1); await settle(); }
-  assert.deepEqual(calls.map((c) => c.at), [0, 5, 15, 35], 'retried after 5, 10 and 20 ms');
+  for (let i = 0; i < 40; i++) {
+    clock.advance(1);
+    await settle();
+  }
+  assert.deepEqual(
+    calls.map((c) => c.at),
+    [0, 5, 15, 35],
+    'retried after 5, 10 and 20 ms',
+  );
   assert.equal(queue.numRequeues('a'), 0, 'success reset the backoff');
   assert.equal(logger.lines.filter((l) => l.msg === 'Reconcile failed, will retry').length, 3);
   clock.advance(10_000);
@@ -74,7 +88,10 @@ test('requeueAfter looks at the key again after that long', async () => {
   assert.equal(calls.length, 1);
   clock.advance(1);
   await settle();
-  assert.deepEqual(calls.map((c) => c.at), [0, 1000]);
+  assert.deepEqual(
+    calls.map((c) => c.at),
+    [0, 1000],
+  );
   await controller.stop();
 });
 
@@ -98,7 +115,12 @@ test('workers reconcile different keys at once but never one key twice at once',
   queue.add('a');
   await settle();
   assert.equal(calls.filter((c) => c.key === 'a').length, 1, 'a is not started twice');
-  const openAll = (): void => { for (const [k, g] of gates) { gates.delete(k); g.forEach((fn) => fn()); } };
+  const openAll = (): void => {
+    for (const [k, g] of gates) {
+      gates.delete(k);
+      g.forEach((fn) => fn());
+    }
+  };
   openAll();
   await settle();
   assert.equal(calls.filter((c) => c.key === 'a').length, 2, 'the re-added a ran again after the first finished');
@@ -112,7 +134,9 @@ test('stop waits for the reconcile in flight and starts no new ones', async () =
   let finish: () => void = () => {};
   let finished = false;
   const { queue, calls, controller } = setup(async () => {
-    await new Promise<void>((resolve) => { finish = resolve; });
+    await new Promise<void>((resolve) => {
+      finish = resolve;
+    });
     finished = true;
   });
   controller.start();
@@ -121,11 +145,17 @@ test('stop waits for the reconcile in flight and starts no new ones', async () =
   await settle();
   const stopping = controller.stop();
   let stopped = false;
-  void stopping.then(() => { stopped = true; });
+  void stopping.then(() => {
+    stopped = true;
+  });
   await settle();
   assert.equal(stopped, false, 'still waiting for a');
   finish();
   await stopping;
   assert.equal(finished, true);
-  assert.deepEqual(calls.map((c) => c.key), ['a'], 'b was not started after stop');
+  assert.deepEqual(
+    calls.map((c) => c.key),
+    ['a'],
+    'b was not started after stop',
+  );
 });

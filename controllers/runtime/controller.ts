@@ -120,7 +120,8 @@ async function reconcileOne(ctx: WorkerContext, key: string): Promise<void> {
   try {
     const result = await ctx.reconciler.reconcile(key);
     queue.forget(key);
-    if (result && result.requeueAfter !== undefined && result.requeueAfter > 0) queue.addAfter(key, result.requeueAfter);
+    if (result && result.requeueAfter !== undefined && result.requeueAfter > 0)
+      queue.addAfter(key, result.requeueAfter);
   } catch (e) {
     if (e instanceof TerminalError) {
       queue.forget(key);
@@ -130,7 +131,10 @@ async function reconcileOne(ctx: WorkerContext, key: string): Promise<void> {
     queue.addRateLimited(key);
     // A stale read (Conflict, AlreadyExists) is the ordinary optimistic-concurrency retry, not a failure.
     const stale = e instanceof ApiError && e.code === 409;
-    (stale ? logger.info : logger.error).call(logger, stale ? 'Reconcile raced a write, will retry' : 'Reconcile failed, will retry',
-      { controller: ctx.name, key, error: e, requeues: queue.numRequeues(key) });
+    (stale ? logger.info : logger.error).call(
+      logger,
+      stale ? 'Reconcile raced a write, will retry' : 'Reconcile failed, will retry',
+      { controller: ctx.name, key, error: e, requeues: queue.numRequeues(key) },
+    );
   }
 }

@@ -19,7 +19,9 @@ import { WorkQueue } from '../../api/client/work-queue.ts';
 const API = '/apis/meshctl.dev/v1alpha1';
 const MERGE = { 'content-type': 'application/merge-patch+json' };
 const cleanups: Array<() => Promise<void> | void> = [];
-after(async () => { for (const c of cleanups.reverse()) await c(); });
+after(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
 
 function node(name: string, site = 'home'): Record<string, unknown> {
   return { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name }, spec: { site } };
@@ -28,12 +30,19 @@ function node(name: string, site = 'home'): Record<string, unknown> {
 async function until(what: string, cond: () => boolean, ms = 5000, detail?: () => unknown): Promise<void> {
   const end = Date.now() + ms;
   while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}${detail ? ` (${JSON.stringify(detail())})` : ''}`);
+    if (Date.now() > end)
+      throw new Error(`timed out waiting for: ${what}${detail ? ` (${JSON.stringify(detail())})` : ''}`);
     await new Promise((r) => setTimeout(r, 5));
   }
 }
 
-async function must(srv: TestServer, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<KubeObject> {
+async function must(
+  srv: TestServer,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+): Promise<KubeObject> {
   const r = await srv.request(method, API + path, body, headers);
   assert.ok(r.status >= 200 && r.status < 300, `${method} ${path}: ${r.status} ${r.text}`);
   return r.json as KubeObject;
@@ -41,13 +50,26 @@ async function must(srv: TestServer, method: string, path: string, body?: unknow
 
 function memoryLogger(): Logger & { lines: Array<{ msg: string; fields?: LogFields }> } {
   const lines: Array<{ msg: string; fields?: LogFields }> = [];
-  return { lines, info: (msg, fields) => { lines.push({ msg, fields }); }, error: (msg, fields) => { lines.push({ msg, fields }); } };
+  return {
+    lines,
+    info: (msg, fields) => {
+      lines.push({ msg, fields });
+    },
+    error: (msg, fields) => {
+      lines.push({ msg, fields });
+    },
+  };
 }
 
 /** Records what an informer reported, as `TYPE name`. */
 function recorder(): { events: string[]; onEvent: (t: InformerEventType, o: KubeObject) => void } {
   const events: string[] = [];
-  return { events, onEvent: (t, o) => { events.push(`${t} ${o.metadata.name}`); } };
+  return {
+    events,
+    onEvent: (t, o) => {
+      events.push(`${t} ${o.metadata.name}`);
+    },
+  };
 }
 
 const names = (inf: Informer): string[] => inf.list().map((o) => o.metadata.name as string);
@@ -57,10 +79,18 @@ const names = (inf: Informer): string[] => inf.list().map((o) => o.metadata.name
  * new port, and the relay keeps the informer's URL stable across the restart. With no target it drops
  * every connection (the server is unreachable).
  */
-async function startRelay(): Promise<{ port: number; setTarget(port: number | undefined): void; close(): Promise<void> }> {
+async function startRelay(): Promise<{
+  port: number;
+  setTarget(port: number | undefined): void;
+  close(): Promise<void>;
+}> {
   let target: number | undefined;
   const sockets = new Set<Socket>();
-  const track = (s: Socket): void => { sockets.add(s); s.on('close', () => sockets.delete(s)); s.on('error', () => s.destroy()); };
+  const track = (s: Socket): void => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => s.destroy());
+  };
   const server = createServer((down) => {
     track(down);
     if (target === undefined) return void down.destroy();
@@ -77,7 +107,14 @@ async function startRelay(): Promise<{ port: number; setTarget(port: number | un
     target = p;
     for (const s of [...sockets]) s.destroy();
   };
-  return { port, setTarget, close: () => { setTarget(undefined); return new Promise((r) => server.close(() => r())); } };
+  return {
+    port,
+    setTarget,
+    close: () => {
+      setTarget(undefined);
+      return new Promise((r) => server.close(() => r()));
+    },
+  };
 }
 
 const portOf = (srv: TestServer): number => Number(new URL(srv.url).port);
@@ -133,14 +170,22 @@ test('the informer backs off while the server is down, resumes after a restart, 
   const rec = recorder();
   const client = createClient({ ...srv.config, server: `https://127.0.0.1:${relay.port}` });
   cleanups.push(() => client.close());
-  const inf = createInformer({ client, plural: 'nodes', clock, logger, onEvent: rec.onEvent, backoff: { baseMs: 100, maxMs: 1000 } });
+  const inf = createInformer({
+    client,
+    plural: 'nodes',
+    clock,
+    logger,
+    onEvent: rec.onEvent,
+    backoff: { baseMs: 100, maxMs: 1000 },
+  });
   cleanups.push(() => inf.stop());
   inf.start();
   assert.equal(await inf.waitForSync(), true);
   assert.deepEqual(names(inf), ['a', 'b', 'c']);
 
   // Down: the watch ends, reconnecting fails, and each retry waits twice as long on the clock.
-  const retries = (): Array<{ msg: string; fields?: LogFields }> => logger.lines.filter((l) => l.fields?.retryInMs !== undefined);
+  const retries = (): Array<{ msg: string; fields?: LogFields }> =>
+    logger.lines.filter((l) => l.fields?.retryInMs !== undefined);
   const restart = async (store?: { eventLogCapacity: number }): Promise<void> => {
     await until('watch open', () => srv.app.openWatches() === 1);
     const before = retries().length;
@@ -160,14 +205,22 @@ test('the informer backs off while the server is down, resumes after a restart, 
     await until(`retry after ${delay} ms`, () => retries().length === count + 1 && clock.pending() === 1);
     assert.equal(retries().at(-1)?.fields?.retryInMs, Math.min(2 * delay, 1000), 'the delay doubled, up to the cap');
   }
-  assert.ok(logger.lines.some((l) => l.msg === 'List or watch failed' && (l.fields?.error as Error).message.includes('unreachable')));
+  assert.ok(
+    logger.lines.some(
+      (l) => l.msg === 'List or watch failed' && (l.fields?.error as Error).message.includes('unreachable'),
+    ),
+  );
 
   // Up again with the same data: changes made meanwhile are still in the event log, so the watch resumes.
   relay.setTarget(portOf(srv));
   await must(srv, 'POST', '/nodes', node('d'));
   clock.advance(1000);
   await until('d cached after resume', () => inf.get('d') !== undefined);
-  assert.equal(logger.lines.some((l) => l.msg === 'Watch expired, relisting'), false, 'resumed without a relist');
+  assert.equal(
+    logger.lines.some((l) => l.msg === 'Watch expired, relisting'),
+    false,
+    'resumed without a relist',
+  );
 
   // Down, and back with an event log of 3 that overflows before the informer retries: 410, relist, diff.
   rec.events.length = 0;
@@ -177,9 +230,16 @@ test('the informer backs off while the server is down, resumes after a restart, 
   await must(srv, 'PATCH', '/nodes/b', { spec: { site: 'away' } }, MERGE);
   for (const n of ['e', 'f', 'g']) await must(srv, 'POST', '/nodes', node(n));
   clock.advance(1000);
-  await until('cache converged', () => names(inf).join() === 'b,c,d,e,f,g', 5000,
-    () => ({ cached: names(inf), events: rec.events, log: logger.lines.slice(-5), pending: clock.pending() }));
-  assert.ok(logger.lines.some((l) => l.msg === 'Watch expired, relisting'), 'the 410 was seen');
+  await until(
+    'cache converged',
+    () => names(inf).join() === 'b,c,d,e,f,g',
+    5000,
+    () => ({ cached: names(inf), events: rec.events, log: logger.lines.slice(-5), pending: clock.pending() }),
+  );
+  assert.ok(
+    logger.lines.some((l) => l.msg === 'Watch expired, relisting'),
+    'the 410 was seen',
+  );
   assert.deepEqual(rec.events.sort(), ['ADDED e', 'ADDED f', 'ADDED g', 'DELETED a', 'MODIFIED b']);
   assert.equal((inf.get('b')?.spec as { site: string }).site, 'away');
 
@@ -208,12 +268,19 @@ test('a controller reconciles every key, maps secondary objects to keys, and ret
       if (!obj) return; // deleted: nothing left to converge
       const status = (obj.status ?? {}) as { observedGeneration?: number };
       if (status.observedGeneration === obj.metadata.generation) return;
-      await client.updateStatus<string>('nodes', { ...obj, status: { ...status, observedGeneration: obj.metadata.generation } });
+      await client.updateStatus<string>('nodes', {
+        ...obj,
+        status: { ...status, observedGeneration: obj.metadata.generation },
+      });
     },
   };
   const queue = new WorkQueue({ baseDelayMs: 40 });
   const controller = createController({
-    name: 'node-test', reconciler, queue, logger, workers: 2,
+    name: 'node-test',
+    reconciler,
+    queue,
+    logger,
+    workers: 2,
     sources: [
       { informer: nodes },
       { informer: manager.informerFor('events'), keys: (e) => [(e.involvedObject as { name: string }).name] },
@@ -224,7 +291,7 @@ test('a controller reconciles every key, maps secondary objects to keys, and ret
   cleanups.push(() => manager.stop());
 
   const observed = async (name: string): Promise<boolean> =>
-    ((await client.get('nodes', name)).status)?.observedGeneration === 1;
+    (await client.get('nodes', name)).status?.observedGeneration === 1;
   await until('every node reconciled', () => ['n1', 'n2', 'flaky'].every((n) => nodes.get(n)?.status !== undefined));
   for (const n of ['n1', 'n2', 'flaky']) assert.equal(await observed(n), true);
 
@@ -239,8 +306,12 @@ test('a controller reconciles every key, maps secondary objects to keys, and ret
   await until('n3 reconciled', () => nodes.get('n3')?.status !== undefined);
   const before = calls.filter((c) => c.key === 'n1').length;
   await must(srv, 'POST', '/events', {
-    apiVersion: 'meshctl.dev/v1alpha1', kind: 'Event', metadata: { name: 'n1.test' },
-    involvedObject: { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', name: 'n1' }, type: 'Normal', reason: 'Tested',
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Event',
+    metadata: { name: 'n1.test' },
+    involvedObject: { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', name: 'n1' },
+    type: 'Normal',
+    reason: 'Tested',
   });
   await until('an Event enqueued its node', () => calls.filter((c) => c.key === 'n1').length > before);
   await must(srv, 'DELETE', '/nodes/n2');

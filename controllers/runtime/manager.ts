@@ -57,7 +57,10 @@ export function createManager(opts: ManagerOptions): Manager {
       const synced = await Promise.all(informers.map((inf) => inf.waitForSync()));
       if (stopped || synced.includes(false)) return false;
       for (const c of controllers) c.start();
-      opts.logger.info('Started controllers', { controllers: controllers.map((c) => c.name), informers: informers.length });
+      opts.logger.info('Started controllers', {
+        controllers: controllers.map((c) => c.name),
+        informers: informers.length,
+      });
       return true;
     },
     async stop() {

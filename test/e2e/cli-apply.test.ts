@@ -43,16 +43,28 @@ test('apply the samples: created, then unchanged on a second apply', async () =>
   assert.equal(first.code, 0, first.stderr);
   const lines = first.stdout.trim().split('\n');
   assert.equal(lines.length, kinds);
-  assert.ok(lines.every((l) => / created$/.test(l)), first.stdout);
+  assert.ok(
+    lines.every((l) => / created$/.test(l)),
+    first.stdout,
+  );
   assert.ok(lines.includes('node/sample-node created'));
   const again = await meshctl('apply', '-f', samples);
   assert.equal(again.code, 0, again.stderr);
-  assert.ok(again.stdout.trim().split('\n').every((l) => / unchanged$/.test(l)), again.stdout);
+  assert.ok(
+    again.stdout
+      .trim()
+      .split('\n')
+      .every((l) => / unchanged$/.test(l)),
+    again.stdout,
+  );
   assert.equal((await client.list('modules')).items.length, 1);
 });
 
 test('a changed field is configured; a field removed from the manifest is removed from the object', async () => {
-  const file = write('n1.yaml', node('n1', '  site: home\n  endpoint: 192.0.2.1:51820\n', '    role: web\n    tier: a\n'));
+  const file = write(
+    'n1.yaml',
+    node('n1', '  site: home\n  endpoint: 192.0.2.1:51820\n', '    role: web\n    tier: a\n'),
+  );
   assert.equal((await meshctl('apply', '-f', file)).stdout, 'node/n1 created\n');
   write('n1.yaml', node('n1', '  site: office\n  endpoint: 192.0.2.1:51820\n', '    role: web\n    tier: a\n'));
   assert.equal((await meshctl('apply', '-f', file)).stdout, 'node/n1 configured\n');
@@ -83,16 +95,27 @@ test('--dry-run=server reports what would happen and writes nothing', async () =
   assert.deepEqual((await client.list('nodes', { fieldSelector: 'metadata.name=dry' })).items, []);
   const before = (await client.get('nodes', 'sample-node')).metadata.resourceVersion;
   write('sample-node.yaml', node('sample-node', '  site: elsewhere\n'));
-  assert.equal((await meshctl('apply', '-f', join(dir, 'sample-node.yaml'), '--dry-run=server')).stdout, 'node/sample-node configured (server dry run)\n');
+  assert.equal(
+    (await meshctl('apply', '-f', join(dir, 'sample-node.yaml'), '--dry-run=server')).stdout,
+    'node/sample-node configured (server dry run)\n',
+  );
   assert.equal((await client.get('nodes', 'sample-node')).metadata.resourceVersion, before);
 });
 
 test('an invalid document reports the server causes; the other documents are still applied; exit 1', async () => {
-  const file = write('mixed.yaml', [node('good-1', '  site: home\n'), node('bad', '  site: NOT_A_LABEL\n'), node('good-2', '  site: home\n')].join('---\n'));
+  const file = write(
+    'mixed.yaml',
+    [node('good-1', '  site: home\n'), node('bad', '  site: NOT_A_LABEL\n'), node('good-2', '  site: home\n')].join(
+      '---\n',
+    ),
+  );
   const r = await meshctl('apply', '-f', file);
   assert.equal(r.code, 1);
   assert.equal(r.stdout, 'node/good-1 created\nnode/good-2 created\n');
-  assert.match(r.stderr, /^Error from server \(Invalid\): error when applying ".*mixed\.yaml" \(document 2\): .*is invalid:\n {2}\* spec\.site: /m);
+  assert.match(
+    r.stderr,
+    /^Error from server \(Invalid\): error when applying ".*mixed\.yaml" \(document 2\): .*is invalid:\n {2}\* spec\.site: /m,
+  );
   assert.ok(!/\n\s+at /.test(r.stderr), 'no stack trace');
   await client.get('nodes', 'good-2');
 });
@@ -108,12 +131,24 @@ test('a YAML syntax error names the file and line and applies nothing from that 
 });
 
 test('JSON from stdin, unknown kinds and a missing path', async () => {
-  const json = JSON.stringify({ apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name: 'from-stdin' }, spec: { site: 'home' } });
+  const json = JSON.stringify({
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Node',
+    metadata: { name: 'from-stdin' },
+    spec: { site: 'home' },
+  });
   const r = await cli.run(['apply', '-f', '-'], { config: server.meshconfigPath, stdin: json });
   assert.equal(r.stdout, 'node/from-stdin created\n', r.stderr);
-  const unknown = await meshctl('apply', '-f', write('odd.yaml', 'apiVersion: meshctl.dev/v1alpha1\nkind: Gadget\nmetadata:\n  name: g\n'));
+  const unknown = await meshctl(
+    'apply',
+    '-f',
+    write('odd.yaml', 'apiVersion: meshctl.dev/v1alpha1\nkind: Gadget\nmetadata:\n  name: g\n'),
+  );
   assert.equal(unknown.code, 1);
-  assert.match(unknown.stderr, /error: error when applying ".*odd\.yaml" \(document 1\): no matches for kind "Gadget" in version "meshctl\.dev\/v1alpha1"/);
+  assert.match(
+    unknown.stderr,
+    /error: error when applying ".*odd\.yaml" \(document 1\): no matches for kind "Gadget" in version "meshctl\.dev\/v1alpha1"/,
+  );
   const missing = await meshctl('apply', '-f', join(dir, 'nope'));
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /^error: the path ".*nope" does not exist$/m);

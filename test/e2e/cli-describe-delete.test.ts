@@ -26,40 +26,77 @@ after(async () => {
 });
 
 const meshctl = (...args: string[]) => cli.run(args, { config: server.meshconfigPath });
-const node = (name: string, site = 'home'): Node =>
-  ({ apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name, labels: { role: 'web' } }, spec: { site } });
+const node = (name: string, site = 'home'): Node => ({
+  apiVersion: 'meshctl.dev/v1alpha1',
+  kind: 'Node',
+  metadata: { name, labels: { role: 'web' } },
+  spec: { site },
+});
 
 function event(name: string, reason: string, last: string, count = 1): MeshEvent {
   return {
-    apiVersion: 'meshctl.dev/v1alpha1', kind: 'Event', metadata: { name },
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Event',
+    metadata: { name },
     involvedObject: { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', name: 'described' },
-    type: reason === 'Lost' ? 'Warning' : 'Normal', reason, message: `${reason} happened`, count,
-    firstTimestamp: new Date(Date.now() - 600_000).toISOString(), lastTimestamp: last, source: { component: 'mesh-agent', host: 'described' },
+    type: reason === 'Lost' ? 'Warning' : 'Normal',
+    reason,
+    message: `${reason} happened`,
+    count,
+    firstTimestamp: new Date(Date.now() - 600_000).toISOString(),
+    lastTimestamp: last,
+    source: { component: 'mesh-agent', host: 'described' },
   };
 }
 
 test('describe shows metadata, spec, conditions as a table and the events sorted by time', async () => {
   const created = await client.create('nodes', node('described'));
-  await client.updateStatus('nodes', { ...created, status: {
-    reachable: false,
-    conditions: [{ type: 'Reachable', status: 'False', reason: 'HeartbeatMissed', message: 'no heartbeat for 60s', lastTransitionTime: '2026-01-01T00:00:00Z' }],
-  } });
+  await client.updateStatus('nodes', {
+    ...created,
+    status: {
+      reachable: false,
+      conditions: [
+        {
+          type: 'Reachable',
+          status: 'False',
+          reason: 'HeartbeatMissed',
+          message: 'no heartbeat for 60s',
+          lastTransitionTime: '2026-01-01T00:00:00Z',
+        },
+      ],
+    },
+  });
   const none = await meshctl('describe', 'node', 'described');
   assert.match(none.stdout, /\nEvents: {2}<none>\n$/);
   await client.create('events', event('described.b', 'Lost', new Date(Date.now() - 5_000).toISOString(), 3));
   await client.create('events', event('described.a', 'Joined', new Date(Date.now() - 60_000).toISOString()));
-  await client.create('events', { ...event('other.a', 'Joined', new Date().toISOString()), involvedObject: { kind: 'Node', name: 'other' } });
+  await client.create('events', {
+    ...event('other.a', 'Joined', new Date().toISOString()),
+    involvedObject: { kind: 'Node', name: 'other' },
+  });
   const r = await meshctl('describe', 'node', 'described');
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, /^Name: +described\nLabels: +role=web\nAnnotations: +<none>\nAPI Version: +meshctl\.dev\/v1alpha1\nKind: +Node\n/);
-  assert.match(r.stdout, /\nMetadata:\n {2}Creation Timestamp: +\S+\n {2}Generation: +1\n {2}Resource Version: +\d+\n {2}UID: +\S+\n/);
+  assert.match(
+    r.stdout,
+    /^Name: +described\nLabels: +role=web\nAnnotations: +<none>\nAPI Version: +meshctl\.dev\/v1alpha1\nKind: +Node\n/,
+  );
+  assert.match(
+    r.stdout,
+    /\nMetadata:\n {2}Creation Timestamp: +\S+\n {2}Generation: +1\n {2}Resource Version: +\d+\n {2}UID: +\S+\n/,
+  );
   assert.match(r.stdout, /\nSpec:\n {2}Site: +home\n/);
-  assert.match(r.stdout, /\nStatus:\n {2}Reachable: +false\n {2}Conditions:\n {4}Type +Status +Reason +LastTransitionTime +Message\n {4}-+ +-+ .*\n {4}Reachable +False +HeartbeatMissed +2026-01-01T00:00:00Z +no heartbeat for 60s\n/);
-  const events = r.stdout.slice(r.stdout.indexOf('\nEvents:\n') + 1).trimEnd().split('\n');
+  assert.match(
+    r.stdout,
+    /\nStatus:\n {2}Reachable: +false\n {2}Conditions:\n {4}Type +Status +Reason +LastTransitionTime +Message\n {4}-+ +-+ .*\n {4}Reachable +False +HeartbeatMissed +2026-01-01T00:00:00Z +no heartbeat for 60s\n/,
+  );
+  const events = r.stdout
+    .slice(r.stdout.indexOf('\nEvents:\n') + 1)
+    .trimEnd()
+    .split('\n');
   assert.match(events[1], /^ {2}Type +Reason +Age +From +Message$/);
   assert.match(events[3], /^ {2}Normal +Joined +6\ds +mesh-agent, described +Joined happened$/);
   assert.match(events[4], /^ {2}Warning +Lost +\d+s \(x3 over 10m\) +mesh-agent, described +Lost happened$/);
-  assert.equal(events.length, 5, 'the other node\'s event is not listed');
+  assert.equal(events.length, 5, "the other node's event is not listed");
   const missing = await meshctl('describe', 'node', 'ghost');
   assert.equal(missing.code, 1);
   assert.equal(missing.stderr, 'Error from server (NotFound): nodes "ghost" not found\n');
@@ -91,7 +128,10 @@ test('diff: exit 1 with a unified diff for changes and new objects, exit 0 when 
   writeFileSync(file, 'apiVersion: meshctl.dev/v1alpha1\nkind: Node\nmetadata:\n  name: diffed\nspec:\n  site: home\n');
   const fresh = await meshctl('diff', '-f', file);
   assert.equal(fresh.code, 1, fresh.stderr);
-  assert.match(fresh.stdout, /^diff -u -N live\/nodes\.meshctl\.dev\/diffed merged\/nodes\.meshctl\.dev\/diffed\n--- live\/\S+\n\+\+\+ merged\/\S+\n@@ -0,0 \+1,\d+ @@\n/);
+  assert.match(
+    fresh.stdout,
+    /^diff -u -N live\/nodes\.meshctl\.dev\/diffed merged\/nodes\.meshctl\.dev\/diffed\n--- live\/\S+\n\+\+\+ merged\/\S+\n@@ -0,0 \+1,\d+ @@\n/,
+  );
   assert.match(fresh.stdout, /\n\+ {2}site: home\n/);
   assert.deepEqual((await client.list('nodes', { fieldSelector: 'metadata.name=diffed' })).items, []);
   assert.equal((await meshctl('apply', '-f', file)).stdout, 'node/diffed created\n');

@@ -17,8 +17,12 @@ let cli: BuiltCli;
 let client: HttpClient;
 const dir = mkdtempSync(join(tmpdir(), 'meshctl-cli-get-'));
 
-const node = (name: string, site: string, labels: Record<string, string>): Node =>
-  ({ apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name, labels }, spec: { site, endpoint: `192.0.2.${name.length}:51820` } });
+const node = (name: string, site: string, labels: Record<string, string>): Node => ({
+  apiVersion: 'meshctl.dev/v1alpha1',
+  kind: 'Node',
+  metadata: { name, labels },
+  spec: { site, endpoint: `192.0.2.${name.length}:51820` },
+});
 
 before(async () => {
   [server, cli] = await Promise.all([startServer(), buildCli()]);
@@ -40,9 +44,19 @@ test('get prints a table: NAME, the kind columns, AGE', async () => {
   assert.equal(r.code, 0, r.stderr);
   const [header, ...rows] = r.stdout.trimEnd().split('\n');
   assert.match(header, /^NAME +SITE +REACHABLE +LAST SEEN +DESIRED +APPLIED +DECLARATION +AGE$/);
-  assert.deepEqual(rows.map((l) => l.split(/ +/).slice(0, 2)), [['alpha', 'home'], ['beta', 'office']]);
+  assert.deepEqual(
+    rows.map((l) => l.split(/ +/).slice(0, 2)),
+    [
+      ['alpha', 'home'],
+      ['beta', 'office'],
+    ],
+  );
   assert.match(rows[0], / \d+s$/);
-  const withoutAge = (text: string) => text.split('\n').map((l) => l.replace(/ +(\S+)$/, '')).join('\n');
+  const withoutAge = (text: string) =>
+    text
+      .split('\n')
+      .map((l) => l.replace(/ +(\S+)$/, ''))
+      .join('\n');
   for (const alias of ['node', 'no', 'Nodes', 'NODE', 'nodes.meshctl.dev']) {
     assert.equal(withoutAge((await meshctl('get', alias)).stdout), withoutAge(r.stdout), alias);
   }
@@ -69,7 +83,10 @@ test('-o yaml/json: one name prints the object, a list prints a List; node/name 
   assert.equal(one.metadata.name, 'alpha');
   const list = JSON.parse((await meshctl('get', 'nodes', '-o', 'json')).stdout);
   assert.equal(list.kind, 'List');
-  assert.deepEqual(list.items.map((o: KubeObject) => o.metadata.name), ['alpha', 'beta']);
+  assert.deepEqual(
+    list.items.map((o: KubeObject) => o.metadata.name),
+    ['alpha', 'beta'],
+  );
   const listYaml = await meshctl('get', 'nodes', '-o', 'yaml');
   assert.match(listYaml.stdout, /^apiVersion: v1\nkind: List\nitems:\n/);
 });
@@ -107,12 +124,18 @@ test('an unreachable control plane and a missing meshconfig are explained', asyn
   writeMeshconfig(cfg, { ...server.config, server: `https://127.0.0.1:${port}` });
   const down = await cli.run(['get', 'nodes'], { config: cfg });
   assert.equal(down.code, 1);
-  assert.equal(down.stderr, `error: the control plane at https://127.0.0.1:${port} is unreachable (connect ECONNREFUSED 127.0.0.1:${port})\n`);
+  assert.equal(
+    down.stderr,
+    `error: the control plane at https://127.0.0.1:${port} is unreachable (connect ECONNREFUSED 127.0.0.1:${port})\n`,
+  );
   const empty = mkdtempSync(join(dir, 'empty-'));
   const none = await cli.run(['get', 'nodes'], { cwd: empty, env: { HOME: empty } });
   assert.equal(none.code, 1);
   assert.match(none.stderr, /^error: no meshconfig found: pass --config FILE or set MESHCONFIG/);
-  const viaEnv = await cli.run(['get', 'nodes', '-o', 'name'], { cwd: empty, env: { HOME: empty, MESHCONFIG: server.meshconfigPath } });
+  const viaEnv = await cli.run(['get', 'nodes', '-o', 'name'], {
+    cwd: empty,
+    env: { HOME: empty, MESHCONFIG: server.meshconfigPath },
+  });
   assert.equal(viaEnv.stdout, 'node/alpha\nnode/beta\n');
 });
 
@@ -122,7 +145,15 @@ test('get -w prints the table, then a row per change, and ends cleanly on SIGINT
   await client.patch('nodes', 'alpha', { spec: { site: 'lab' } });
   await eventually(() => /\nalpha +lab /.test(watch.stdout()), 'a row for the change');
   await client.delete('nodes', 'beta');
-  await eventually(() => watch.stdout().trimEnd().split('\n').filter((l) => l.startsWith('beta')).length === 2, 'a row for the delete');
+  await eventually(
+    () =>
+      watch
+        .stdout()
+        .trimEnd()
+        .split('\n')
+        .filter((l) => l.startsWith('beta')).length === 2,
+    'a row for the delete',
+  );
   watch.kill('SIGINT');
   const done = await watch.exited;
   assert.equal(done.code, 0, done.stderr);

@@ -56,7 +56,11 @@ export async function buildCli(): Promise<BuiltCli> {
   const result = await build.exited;
   if (result.code !== 0) throw new Error(`hack/build.mjs failed (${result.code}):\n${result.stderr}${result.stdout}`);
   const bin = join(dir, 'dist', 'meshctl.js');
-  const withConfig = (args: string[], opts: RunOptions): string[] => [bin, ...(opts.config ? ['--config', opts.config] : []), ...args];
+  const withConfig = (args: string[], opts: RunOptions): string[] => [
+    bin,
+    ...(opts.config ? ['--config', opts.config] : []),
+    ...args,
+  ];
   return {
     bin,
     run: (args, opts = {}) => spawnNode(withConfig(args, opts), opts).exited,
@@ -73,13 +77,23 @@ function spawnNode(args: string[], opts: RunOptions): RunningCli {
   const child = spawn(process.execPath, args, { cwd: opts.cwd ?? REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    stdout += d;
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
   child.stdin.end(opts.stdin ?? '');
   const exited = new Promise<CliResult>((resolve) => {
     child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
-  return { pid: child.pid as number, stdout: () => stdout, stderr: () => stderr, kill: (s) => void child.kill(s), exited };
+  return {
+    pid: child.pid as number,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    kill: (s) => void child.kill(s),
+    exited,
+  };
 }
 
 /** Polls until `check` returns true (or fails after `timeoutMs`). */

@@ -23,12 +23,23 @@ const controllerWrites: string[] = [];
 
 /** The real client, recording the writes the controller sends through it. */
 function recording(c: Client): Client {
-  const note = (verb: string, plural: string, obj: KubeObject): void => { controllerWrites.push(`${verb} ${plural}/${obj.metadata.name}`); };
+  const note = (verb: string, plural: string, obj: KubeObject): void => {
+    controllerWrites.push(`${verb} ${plural}/${obj.metadata.name}`);
+  };
   return {
     ...c,
-    create: (plural, obj, opts) => { note('create', plural, obj); return c.create(plural, obj, opts); },
-    update: (plural, obj, opts) => { note('update', plural, obj); return c.update(plural, obj, opts); },
-    updateStatus: (plural, obj, opts) => { note('updateStatus', plural, obj); return c.updateStatus(plural, obj, opts); },
+    create: (plural, obj, opts) => {
+      note('create', plural, obj);
+      return c.create(plural, obj, opts);
+    },
+    update: (plural, obj, opts) => {
+      note('update', plural, obj);
+      return c.update(plural, obj, opts);
+    },
+    updateStatus: (plural, obj, opts) => {
+      note('updateStatus', plural, obj);
+      return c.updateStatus(plural, obj, opts);
+    },
   };
 }
 
@@ -62,14 +73,19 @@ async function eventually<T>(fn: () => Promise<T>, opts: { timeoutMs?: number } 
 
 const API = 'meshctl.dev/v1alpha1';
 const dir = (id: string, path: string): ModuleResource => ({ id, kind: 'Directory', spec: { path } });
-const file = (id: string, path: string, content: string, dependsOn?: string[]): ModuleResource =>
-  ({ id, kind: 'File', spec: { path, content }, ...(dependsOn ? { dependsOn } : {}) });
+const file = (id: string, path: string, content: string, dependsOn?: string[]): ModuleResource => ({
+  id,
+  kind: 'File',
+  spec: { path, content },
+  ...(dependsOn ? { dependsOn } : {}),
+});
 
 const put = (plural: string, obj: object): Promise<KubeObject> => client.create(plural, obj as KubeObject);
 const node = (name: string) => put('nodes', { apiVersion: API, kind: 'Node', metadata: { name } });
 const mod = (name: string, version: string, resources: ModuleResource[]) =>
   put('modules', { apiVersion: API, kind: 'Module', metadata: { name }, spec: { version, resources } });
-const assign = (name: string, spec: Assignment['spec']) => put('assignments', { apiVersion: API, kind: 'Assignment', metadata: { name }, spec });
+const assign = (name: string, spec: Assignment['spec']) =>
+  put('assignments', { apiVersion: API, kind: 'Assignment', metadata: { name }, spec });
 
 const getDecl = async (name: string) => await client.get('declarations', name);
 const getAsg = async (name: string) => await client.get('assignments', name);
@@ -87,8 +103,12 @@ async function waitReason(name: string, reason: string): Promise<Assignment> {
  * Writes Declaration.status as the node's agent would: the stored generation and one result per resource.
  * With `read`, the write is conditional on that resourceVersion (409 if anyone wrote since).
  */
-async function agentReports(nodeName: string, state: (id: string) => Pick<ResourceResult, 'state' | 'message'>, read?: Declaration): Promise<Declaration> {
-  const d = read ?? await getDecl(nodeName);
+async function agentReports(
+  nodeName: string,
+  state: (id: string) => Pick<ResourceResult, 'state' | 'message'>,
+  read?: Declaration,
+): Promise<Declaration> {
+  const d = read ?? (await getDecl(nodeName));
   const results = d.spec.resources.map((r) => ({ id: r.id, ...state(r.id) }));
   const status = { observedGeneration: d.metadata.generation, results };
   return client.updateStatus('declarations', { ...d, status });
@@ -116,7 +136,7 @@ async function churn(nodeName: string, module: string, assignment: string, value
   await waitCached('assignments', assignment, a.metadata.resourceVersion!);
 }
 
-test('a node\'s declaration holds its assignments\' resources in order, owned, and owned by the node', async () => {
+test("a node's declaration holds its assignments' resources in order, owned, and owned by the node", async () => {
   await mod('r-web', '1.0.0', [dir('dir', '/srv/web'), file('msg', '/srv/web/m', 'hello', ['dir'])]);
   await mod('r-db', '1.0.0', [dir('data', '/srv/db')]);
   const n = await node('r-node');
@@ -128,10 +148,20 @@ test('a node\'s declaration holds its assignments\' resources in order, owned, a
     assert.equal(got.spec.resources.length, 3);
     return got;
   });
-  assert.deepEqual(d.spec.resources.map((r) => [r.id, r.owner]), [['r-db-a/data', 'r-db-a'], ['r-web-a/dir', 'r-web-a'], ['r-web-a/msg', 'r-web-a']]);
+  assert.deepEqual(
+    d.spec.resources.map((r) => [r.id, r.owner]),
+    [
+      ['r-db-a/data', 'r-db-a'],
+      ['r-web-a/dir', 'r-web-a'],
+      ['r-web-a/msg', 'r-web-a'],
+    ],
+  );
   assert.deepEqual(d.spec.resources[2].dependsOn, ['r-web-a/dir']);
   assert.equal(d.spec.generation, d.metadata.generation);
-  assert.deepEqual(d.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.uid]), [['Node', 'r-node', n.metadata.uid]]);
+  assert.deepEqual(
+    d.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.uid]),
+    [['Node', 'r-node', n.metadata.uid]],
+  );
   assert.deepEqual(JSON.parse(d.metadata.annotations![OWNERS_ANNOTATION])['r-web-a'].version, '1.0.0');
   const empty = await eventually(() => getDecl('r-empty'));
   assert.deepEqual(empty.spec, { generation: 1, resources: [] });
@@ -140,7 +170,7 @@ test('a node\'s declaration holds its assignments\' resources in order, owned, a
   assert.equal(pending.status?.observedGeneration, pending.metadata.generation);
 });
 
-test('reconciling an unchanged world writes nothing; the agent\'s report makes the assignment Applied', async () => {
+test("reconciling an unchanged world writes nothing; the agent's report makes the assignment Applied", async () => {
   await mod('n-mod', '1.0.0', [dir('dir', '/srv/n')]);
   await node('n-node');
   await assign('n-asg', { module: 'n-mod', node: 'n-node' });
@@ -155,7 +185,11 @@ test('reconciling an unchanged world writes nothing; the agent\'s report makes t
   const after = await getDecl('n-node');
   assert.equal(after.spec.generation, before.spec.generation);
   assert.equal(after.metadata.generation, before.metadata.generation);
-  assert.equal(after.metadata.resourceVersion, reported.metadata.resourceVersion, 'only the agent wrote the declaration');
+  assert.equal(
+    after.metadata.resourceVersion,
+    reported.metadata.resourceVersion,
+    'only the agent wrote the declaration',
+  );
   assert.deepEqual(controllerWrites.slice(mark), ['updateStatus assignments/n-asg'], 'one write: the Applied status');
   // Once Applied, more churn leaves the assignment and the declaration alone too. The sentinel's status
   // (written by a reconcile of the same node that ran after the churn) shows the controller looked.
@@ -171,25 +205,41 @@ test('a module version change rolls followers; a pinned assignment stays until i
   await node('v-node');
   await assign('v-follow', { module: 'v-mod', node: 'v-node' });
   await assign('v-pinned', { module: 'v-mod', node: 'v-node', version: '1.0.0' });
-  const contents = async (): Promise<string[]> => (await getDecl('v-node')).spec.resources
-    .map((r) => `${r.id}=${r.kind === 'File' ? r.spec.content : r.kind === 'Directory' ? r.spec.path : ''}`);
+  const contents = async (): Promise<string[]> =>
+    (await getDecl('v-node')).spec.resources.map(
+      (r) => `${r.id}=${r.kind === 'File' ? r.spec.content : r.kind === 'Directory' ? r.spec.path : ''}`,
+    );
   await eventually(async () => assert.equal((await contents()).length, 4));
   const g1 = (await getDecl('v-node')).spec.generation;
-  await client.patch('modules', 'v-mod', { spec: { version: '2.0.0', resources: [dir('dir', '/srv/v'), file('conf', '/srv/v/conf', 'two', ['dir'])] } });
-  await eventually(async () => assert.deepEqual(await contents(), [
-    'v-follow/dir=/srv/v', 'v-follow/conf=two', 'v-pinned/dir=/srv/v', 'v-pinned/conf=one',
-  ]));
+  await client.patch('modules', 'v-mod', {
+    spec: { version: '2.0.0', resources: [dir('dir', '/srv/v'), file('conf', '/srv/v/conf', 'two', ['dir'])] },
+  });
+  await eventually(async () =>
+    assert.deepEqual(await contents(), [
+      'v-follow/dir=/srv/v',
+      'v-follow/conf=two',
+      'v-pinned/dir=/srv/v',
+      'v-pinned/conf=one',
+    ]),
+  );
   assert.equal((await getDecl('v-node')).spec.generation, g1 + 1);
   await eventually(async () => assert.equal((await getAsg('v-follow')).status?.version, '2.0.0'));
   assert.equal((await getAsg('v-pinned')).status?.version, '1.0.0');
   await client.patch('assignments', 'v-pinned', { spec: { version: '2.0.0' } });
-  await eventually(async () => assert.deepEqual((await contents()).slice(2), ['v-pinned/dir=/srv/v', 'v-pinned/conf=two']));
+  await eventually(async () =>
+    assert.deepEqual((await contents()).slice(2), ['v-pinned/dir=/srv/v', 'v-pinned/conf=two']),
+  );
   assert.equal((await getDecl('v-node')).spec.generation, g1 + 2);
   // A pin to a version that is neither current nor held: the node keeps what it runs, and the condition says why.
   await client.patch('assignments', 'v-pinned', { spec: { version: '0.1.0' } });
   const na = await waitReason('v-pinned', 'VersionNotAvailable');
   assert.match(na.status!.conditions![0].message, /0\.1\.0.*2\.0\.0.*keeps version 2\.0\.0/);
-  assert.deepEqual(await contents(), ['v-follow/dir=/srv/v', 'v-follow/conf=two', 'v-pinned/dir=/srv/v', 'v-pinned/conf=two']);
+  assert.deepEqual(await contents(), [
+    'v-follow/dir=/srv/v',
+    'v-follow/conf=two',
+    'v-pinned/dir=/srv/v',
+    'v-pinned/conf=two',
+  ]);
   assert.equal((await getDecl('v-node')).spec.generation, g1 + 2, 'nothing was rendered anew');
 });
 
@@ -206,7 +256,10 @@ test('deleting an assignment removes its resources in a new generation', async (
   await client.delete('assignments', 'd-one');
   const after = await eventually(async () => {
     const d = await getDecl('d-node');
-    assert.deepEqual(d.spec.resources.map((r) => r.id), ['d-two/dir']);
+    assert.deepEqual(
+      d.spec.resources.map((r) => r.id),
+      ['d-two/dir'],
+    );
     return d;
   });
   assert.equal(after.spec.generation, before.spec.generation + 1);
@@ -218,10 +271,15 @@ test('a failed resource makes the assignment Applied=False, Failed, naming the r
   await node('f-node');
   await assign('f-asg', { module: 'f-mod', node: 'f-node' });
   await waitReason('f-asg', 'Pending');
-  await agentReports('f-node', (id) => (id === 'f-asg/conf' ? { state: 'Failed', message: 'permission denied' } : { state: 'Applied' }));
+  await agentReports('f-node', (id) =>
+    id === 'f-asg/conf' ? { state: 'Failed', message: 'permission denied' } : { state: 'Applied' },
+  );
   const a = await waitReason('f-asg', 'Failed');
   assert.equal(a.status?.conditions?.[0]?.status, 'False');
-  assert.equal(a.status?.conditions?.[0]?.message, 'resource "f-asg/conf" is Failed on node "f-node": permission denied');
+  assert.equal(
+    a.status?.conditions?.[0]?.message,
+    'resource "f-asg/conf" is Failed on node "f-node": permission denied',
+  );
   await agentReports('f-node', () => ({ state: 'Applied' }));
   const ok = await waitReason('f-asg', 'Applied');
   assert.notEqual(ok.status?.conditions?.[0]?.lastTransitionTime, undefined);
@@ -234,11 +292,24 @@ test('a missing module or node is reported on the assignment, and recovers when 
   assert.equal(missing.status?.conditions?.[0]?.message, 'module "m-missing" not found');
   assert.deepEqual((await getDecl('m-node')).spec.resources, []);
   await mod('m-missing', '1', [dir('dir', '/srv/m')]);
-  await eventually(async () => assert.deepEqual((await getDecl('m-node')).spec.resources.map((r) => r.id), ['m-asg/dir']));
+  await eventually(async () =>
+    assert.deepEqual(
+      (await getDecl('m-node')).spec.resources.map((r) => r.id),
+      ['m-asg/dir'],
+    ),
+  );
   await assign('m-orphan', { module: 'm-missing', node: 'm-nowhere' });
-  assert.equal((await waitReason('m-orphan', 'NodeNotFound')).status?.conditions?.[0]?.message, 'node "m-nowhere" not found');
+  assert.equal(
+    (await waitReason('m-orphan', 'NodeNotFound')).status?.conditions?.[0]?.message,
+    'node "m-nowhere" not found',
+  );
   await node('m-nowhere');
-  await eventually(async () => assert.deepEqual((await getDecl('m-nowhere')).spec.resources.map((r) => r.id), ['m-orphan/dir']));
+  await eventually(async () =>
+    assert.deepEqual(
+      (await getDecl('m-nowhere')).spec.resources.map((r) => r.id),
+      ['m-orphan/dir'],
+    ),
+  );
 });
 
 test('moving an assignment re-renders both nodes; deleting a node deletes its declaration', async () => {
@@ -250,7 +321,10 @@ test('moving an assignment re-renders both nodes; deleting a node deletes its de
   await client.patch('assignments', 'x-asg', { spec: { node: 'x-to' } });
   await eventually(async () => {
     assert.deepEqual((await getDecl('x-from')).spec.resources, []);
-    assert.deepEqual((await getDecl('x-to')).spec.resources.map((r) => r.id), ['x-asg/dir']);
+    assert.deepEqual(
+      (await getDecl('x-to')).spec.resources.map((r) => r.id),
+      ['x-asg/dir'],
+    );
   });
   await client.delete('nodes', 'x-to');
   await assert.rejects(getDecl('x-to'), /not found/);

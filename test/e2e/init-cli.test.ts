@@ -32,13 +32,24 @@ function snapshot(dir: string): Record<string, string> {
 
 describe('meshctl init', () => {
   let cli: BuiltCli;
-  before(async () => { cli = await buildCli(); });
+  before(async () => {
+    cli = await buildCli();
+  });
   after(() => cli.cleanup());
 
   it('creates the PKI, the admin credential, the Mesh, this Node, the built-in modules, their assignments and the agent seed', async (t) => {
     const w = initWorld(t, cli);
     const port = await freePort();
-    const r = await w.init(['--listen', `127.0.0.1:${port}`, '--site', 'lab', '--san', 'cp.example.test', '--san', '10.9.8.7']);
+    const r = await w.init([
+      '--listen',
+      `127.0.0.1:${port}`,
+      '--site',
+      'lab',
+      '--san',
+      'cp.example.test',
+      '--san',
+      '10.9.8.7',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /Initialised a new mesh on node "cp-1"/);
     assert.match(r.stdout, new RegExp(`mesh-agent run --state-dir ${w.stateDir}`));
@@ -47,7 +58,11 @@ describe('meshctl init', () => {
     const bootstrapPath = join(w.stateDir, 'bootstrap-declaration.json');
     for (const f of [p.meshconfig, p.caKey, p.key, p.tokenHash, bootstrapPath]) assert.equal(mode(f), 0o600, f);
     const names = certInfo(readFileSync(p.cert, 'utf8'));
-    assert.ok(names.dnsNames.includes('cp.example.test') && names.ipAddresses.includes('10.9.8.7') && names.ipAddresses.includes('127.0.0.1'));
+    assert.ok(
+      names.dnsNames.includes('cp.example.test') &&
+        names.ipAddresses.includes('10.9.8.7') &&
+        names.ipAddresses.includes('127.0.0.1'),
+    );
     const admin = loadMeshconfig(p.meshconfig);
     assert.equal(admin.server, `https://127.0.0.1:${port}`);
 
@@ -55,18 +70,37 @@ describe('meshctl init', () => {
     try {
       assert.deepEqual(store.get('meshes', 'mesh')?.status, { controlPlaneNode: 'cp-1', hubNode: 'cp-1' });
       assert.deepEqual(store.get('nodes', 'cp-1')?.spec, { site: 'lab' });
-      assert.deepEqual(store.list('assignments').items.map((a) => [a.metadata.name, a.spec]), [
-        ['control-plane', { module: 'control-plane', node: 'cp-1' }], ['overlay-hub', { module: 'overlay-hub', node: 'cp-1' }],
-      ]);
-      const cpModule = store.get('modules', 'control-plane') as { spec: { port: number; resources: Array<{ spec: { command: string[] } }> } };
+      assert.deepEqual(
+        store.list('assignments').items.map((a) => [a.metadata.name, a.spec]),
+        [
+          ['control-plane', { module: 'control-plane', node: 'cp-1' }],
+          ['overlay-hub', { module: 'overlay-hub', node: 'cp-1' }],
+        ],
+      );
+      const cpModule = store.get('modules', 'control-plane') as {
+        spec: { port: number; resources: Array<{ spec: { command: string[] } }> };
+      };
       assert.equal(cpModule.spec.port, port);
       assert.deepEqual(cpModule.spec.resources[0].spec.command, [
-        process.execPath, join(dirname(cli.bin), 'mesh-control-plane.js'), '--data-dir', w.dataDir, '--listen', `127.0.0.1:${port}`,
-        '--node', 'cp-1', '--san', 'cp.example.test', '--san', '10.9.8.7',
+        process.execPath,
+        join(dirname(cli.bin), 'mesh-control-plane.js'),
+        '--data-dir',
+        w.dataDir,
+        '--listen',
+        `127.0.0.1:${port}`,
+        '--node',
+        'cp-1',
+        '--san',
+        'cp.example.test',
+        '--san',
+        '10.9.8.7',
       ]);
       assert.ok(store.get('modules', 'overlay-hub'));
       const decl = store.get('declarations', 'cp-1') as { spec: { resources: Array<{ id: string }> } };
-      assert.deepEqual(decl.spec.resources.map((x) => x.id), ['control-plane/server', 'overlay-hub/dir', 'overlay-hub/role']);
+      assert.deepEqual(
+        decl.spec.resources.map((x) => x.id),
+        ['control-plane/server', 'overlay-hub/dir', 'overlay-hub/role'],
+      );
       const boot = JSON.parse(readFileSync(bootstrapPath, 'utf8'));
       assert.deepEqual(boot.declaration, decl, 'the agent is seeded with the Declaration exactly as stored');
       assert.equal(boot.nodeName, 'cp-1');
@@ -74,7 +108,7 @@ describe('meshctl init', () => {
       assert.equal(boot.connection.caData, admin.caData);
       assert.notEqual(boot.connection.token, admin.token, 'the agent gets a node credential, not the admin one');
       const secret = store.get('secrets', 'node.cp-1') as unknown as { data: { sha256: string } };
-      assert.equal(secret.data.sha256, hashToken(boot.connection.token), 'only the credential\'s hash is stored');
+      assert.equal(secret.data.sha256, hashToken(boot.connection.token), "only the credential's hash is stored");
     } finally {
       await store.close();
     }
@@ -105,7 +139,17 @@ describe('meshctl init', () => {
     const badPort = await w.init(['--listen', '127.0.0.1:0']);
     assert.equal(badPort.code, 2);
     assert.match(badPort.stderr, /--listen must be HOST:PORT with a port from 1 to 65535/);
-    const badName = await cli.run(['init', '--data-dir', w.dataDir, '--agent-state-dir', w.stateDir, '--name', 'Not_A_Name', '--listen', '127.0.0.1:1']);
+    const badName = await cli.run([
+      'init',
+      '--data-dir',
+      w.dataDir,
+      '--agent-state-dir',
+      w.stateDir,
+      '--name',
+      'Not_A_Name',
+      '--listen',
+      '127.0.0.1:1',
+    ]);
     assert.equal(badName.code, 2);
     assert.match(badName.stderr, /Node "Not_A_Name" would be invalid/);
   });
@@ -113,7 +157,9 @@ describe('meshctl init', () => {
 
 describe('mesh-control-plane on a store made by init', () => {
   let cli: BuiltCli;
-  before(async () => { cli = await buildCli(); });
+  before(async () => {
+    cli = await buildCli();
+  });
   after(() => cli.cleanup());
 
   it('refuses a store that declares another node, serves it on its own node, and takes it over only with --restore', async (t) => {
@@ -124,7 +170,10 @@ describe('mesh-control-plane on a store made by init', () => {
     const refused = await runControlPlane(cli, [...args, '--node', 'other']);
     assert.equal(refused.serving, false);
     assert.equal(await refused.exited, 1);
-    assert.match(refused.output(), /this store declares node \\"cp-1\\" as the control-plane node .* but this process runs on node \\"other\\"/);
+    assert.match(
+      refused.output(),
+      /this store declares node \\"cp-1\\" as the control-plane node .* but this process runs on node \\"other\\"/,
+    );
     assert.match(refused.output(), /declared, not elected: refusing to serve a second copy of the mesh.*--restore/);
 
     const own = await runControlPlane(cli, [...args, '--node', 'cp-1']);
@@ -134,12 +183,23 @@ describe('mesh-control-plane on a store made by init', () => {
     const restored = await runControlPlane(cli, [...args, '--node', 'new-cp', '--restore']);
     t.after(() => restored.stop());
     assert.equal(restored.serving, true, restored.output());
-    assert.match(restored.output(), /"msg":"Restored the control plane onto this node","node":"new-cp","previous":"cp-1"/);
+    assert.match(
+      restored.output(),
+      /"msg":"Restored the control plane onto this node","node":"new-cp","previous":"cp-1"/,
+    );
     const client = createClient(loadMeshconfig(w.meshconfig));
     t.after(() => client.close());
-    assert.equal((await client.get('meshes', 'mesh') as { status: { controlPlaneNode: string } }).status.controlPlaneNode, 'new-cp');
-    assert.equal((await client.get('assignments', 'control-plane') as { spec: { node: string } }).spec.node, 'new-cp');
-    const command = (await client.get('modules', 'control-plane') as { spec: { resources: Array<{ spec: { command: string[] } }> } }).spec.resources[0].spec.command;
+    assert.equal(
+      ((await client.get('meshes', 'mesh')) as { status: { controlPlaneNode: string } }).status.controlPlaneNode,
+      'new-cp',
+    );
+    assert.equal(
+      ((await client.get('assignments', 'control-plane')) as { spec: { node: string } }).spec.node,
+      'new-cp',
+    );
+    const command = (
+      (await client.get('modules', 'control-plane')) as { spec: { resources: Array<{ spec: { command: string[] } }> } }
+    ).spec.resources[0].spec.command;
     assert.equal(command[command.indexOf('--node') + 1], 'new-cp');
     assert.ok(await client.get('nodes', 'new-cp'));
     assert.equal(await restored.stop(), 0);

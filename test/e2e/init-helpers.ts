@@ -35,8 +35,11 @@ export function initWorld(t: { after(fn: () => void | Promise<void>): void }, cl
     rmSync(dir, { recursive: true, force: true });
   });
   return {
-    ...w, meshconfig: join(w.dataDir, 'admin.meshconfig'), agents,
-    init: (extra = []) => cli.run(['init', '--data-dir', w.dataDir, '--agent-state-dir', w.stateDir, '--name', node, ...extra]),
+    ...w,
+    meshconfig: join(w.dataDir, 'admin.meshconfig'),
+    agents,
+    init: (extra = []) =>
+      cli.run(['init', '--data-dir', w.dataDir, '--agent-state-dir', w.stateDir, '--name', node, ...extra]),
   };
 }
 
@@ -59,12 +62,27 @@ export async function runControlPlane(cli: BuiltCli, args: string[]): Promise<Cp
   const bin = join(dirname(cli.bin), 'mesh-control-plane.js');
   const child = spawn(process.execPath, [bin, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+  });
   let code: number | null | undefined;
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => { code = c; resolve(c); }));
-  const result = await waitFor(() => (out.includes('"msg":"Serving"') ? 'serving' : code !== undefined ? 'exited' : undefined), 20_000, 'mesh-control-plane to serve or exit')
-    .catch((e: unknown) => { child.kill('SIGKILL'); throw new Error(`${(e as Error).message}\n${out}`); });
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (c) => {
+      code = c;
+      resolve(c);
+    }),
+  );
+  const result = await waitFor(
+    () => (out.includes('"msg":"Serving"') ? 'serving' : code !== undefined ? 'exited' : undefined),
+    20_000,
+    'mesh-control-plane to serve or exit',
+  ).catch((e: unknown) => {
+    child.kill('SIGKILL');
+    throw new Error(`${(e as Error).message}\n${out}`);
+  });
   const stop = async (): Promise<number | null> => {
     if (code === undefined) child.kill('SIGTERM');
     return exited;

@@ -11,16 +11,26 @@ export const API = '/apis/meshctl.dev/v1alpha1';
 
 /** A fresh node public key as the join request carries it (base64 SPKI DER), Ed25519 unless `type` says otherwise. */
 export function newNodeKey(type: 'ed25519' | 'p256' | 'rsa' = 'ed25519'): string {
-  const pair = type === 'ed25519' ? generateKeyPairSync('ed25519')
-    : type === 'p256' ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
-      : generateKeyPairSync('rsa', { modulusLength: 1024 });
+  const pair =
+    type === 'ed25519'
+      ? generateKeyPairSync('ed25519')
+      : type === 'p256'
+        ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
+        : generateKeyPairSync('rsa', { modulusLength: 1024 });
   return pair.publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
 }
 
 /** Creates a JoinToken as admin; resolves with the token from the response header and the created object. */
-export async function createToken(admin: ClientConfig, spec: Record<string, unknown> = {}, name?: string): Promise<{ token: string; res: HttpResult }> {
+export async function createToken(
+  admin: ClientConfig,
+  spec: Record<string, unknown> = {},
+  name?: string,
+): Promise<{ token: string; res: HttpResult }> {
   const res = await httpRequest(admin, 'POST', `${API}/jointokens`, {
-    apiVersion: 'meshctl.dev/v1alpha1', kind: 'JoinToken', metadata: name ? { name } : {}, spec,
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'JoinToken',
+    metadata: name ? { name } : {},
+    spec,
   });
   if (res.status !== 201) throw new Error(`creating a JoinToken failed: ${res.status} ${res.text}`);
   return { token: String(res.headers['x-meshctl-join-token'] ?? ''), res };

@@ -11,21 +11,38 @@ import { join } from 'node:path';
 import { runAgentUntilExit, servicePid, spawnAgent, waitFor, type AgentProcess } from '../../agent/testing.ts';
 import { caPin } from '../../api/meta/ca-pin.ts';
 import {
-  applyObject, assignmentObject, createMesh, INTERVALS, isRunning, meshctl, moduleObject, taggedCommand, waitApplied,
+  applyObject,
+  assignmentObject,
+  createMesh,
+  INTERVALS,
+  isRunning,
+  meshctl,
+  moduleObject,
+  taggedCommand,
+  waitApplied,
 } from './mesh-helpers.ts';
 import { spawnAgentCommand } from './join-helpers.ts';
 
 const MODULE = (tag: string) => [
   { id: 'dir', kind: 'Directory', spec: { path: '/srv/hello' } },
   { id: 'conf', kind: 'File', spec: { path: '/srv/hello/hello.conf', content: 'hello\n' } },
-  { id: 'svc', kind: 'Service', spec: { driver: 'process', command: taggedCommand(tag), workingDirectory: '/srv/hello' } },
+  {
+    id: 'svc',
+    kind: 'Service',
+    spec: { driver: 'process', command: taggedCommand(tag), workingDirectory: '/srv/hello' },
+  },
 ];
 
 /** The token and the join command `meshctl token create` printed. */
-async function tokenCreate(config: string, ...flags: string[]): Promise<{ token: string; server: string; caHash: string; stdout: string }> {
+async function tokenCreate(
+  config: string,
+  ...flags: string[]
+): Promise<{ token: string; server: string; caHash: string; stdout: string }> {
   const r = await meshctl(config, ['token', 'create', ...flags]);
   assert.equal(r.code, 0, r.stderr);
-  const m = /mesh-agent join --server (\S+) --token ([a-z0-9]{6}\.[a-z0-9]{16}) --ca-hash (sha256:[0-9a-f]{64})/.exec(r.stdout);
+  const m = /mesh-agent join --server (\S+) --token ([a-z0-9]{6}\.[a-z0-9]{16}) --ca-hash (sha256:[0-9a-f]{64})/.exec(
+    r.stdout,
+  );
   assert.ok(m, r.stdout);
   return { server: m[1], token: m[2], caHash: m[3], stdout: r.stdout };
 }
@@ -33,13 +50,21 @@ async function tokenCreate(config: string, ...flags: string[]): Promise<{ token:
 test('token create → two agents join over TLS and converge with their node credentials; bad tokens and pins are refused; joins need the control plane', async (t) => {
   const mesh = createMesh(t);
   const agents: AgentProcess[] = [];
-  t.after(async () => { await Promise.all(agents.map((p) => p.kill('SIGKILL'))); });
+  t.after(async () => {
+    await Promise.all(agents.map((p) => p.kill('SIGKILL')));
+  });
   const cp = await mesh.controlPlane();
   const admin = mesh.admin(cp);
   const cfg = cp.meshconfigPath;
   const [ta, tb, expired, deleted, pinned, late, rejoin, otherKey] = await Promise.all([
-    tokenCreate(cfg, '--description', 'node a'), tokenCreate(cfg), tokenCreate(cfg, '--ttl', '1s'),
-    tokenCreate(cfg), tokenCreate(cfg), tokenCreate(cfg), tokenCreate(cfg), tokenCreate(cfg),
+    tokenCreate(cfg, '--description', 'node a'),
+    tokenCreate(cfg),
+    tokenCreate(cfg, '--ttl', '1s'),
+    tokenCreate(cfg),
+    tokenCreate(cfg),
+    tokenCreate(cfg),
+    tokenCreate(cfg),
+    tokenCreate(cfg),
   ]);
   assert.equal(ta.caHash, caPin(cp.config.caData!), 'the printed pin is the CA public key hash');
   assert.equal(ta.server, cp.url);
@@ -47,21 +72,44 @@ test('token create → two agents join over TLS and converge with their node cre
   const a = mesh.node('a');
   const b = mesh.node('b');
   for (const dirs of [a, b]) mkdirSync(dirs.root, { recursive: true });
-  const joinArgs = (tok: { token: string; caHash: string }, name: string, dirs: { stateDir: string; root: string }) =>
-    ['join', '--server', cp.url, '--token', tok.token, '--ca-hash', tok.caHash, '--name', name, '--site', 'lab', '--state-dir', dirs.stateDir, '--root', dirs.root];
+  const joinArgs = (tok: { token: string; caHash: string }, name: string, dirs: { stateDir: string; root: string }) => [
+    'join',
+    '--server',
+    cp.url,
+    '--token',
+    tok.token,
+    '--ca-hash',
+    tok.caHash,
+    '--name',
+    name,
+    '--site',
+    'lab',
+    '--state-dir',
+    dirs.stateDir,
+    '--root',
+    dirs.root,
+  ];
 
   // 1. a joins and runs in one process; b joins with --no-run, then runs from its state directory alone.
   const [agentA, joinedB] = await Promise.all([
-    spawnAgentCommand([...joinArgs(ta, 'a', a), ...INTERVALS]).then((p) => { agents.push(p); return p; }),
+    spawnAgentCommand([...joinArgs(ta, 'a', a), ...INTERVALS]).then((p) => {
+      agents.push(p);
+      return p;
+    }),
     runAgentUntilExit([...joinArgs(tb, 'b', b), '--no-run']),
   ]);
   assert.equal(joinedB.code, 0, joinedB.output);
-  assert.match(joinedB.output, /Joined the mesh at \S+ as node b\. Run the agent with:\n {2}mesh-agent run --state-dir /);
+  assert.match(
+    joinedB.output,
+    /Joined the mesh at \S+ as node b\. Run the agent with:\n {2}mesh-agent run --state-dir /,
+  );
   const agentB = await spawnAgent(['--state-dir', b.stateDir, ...INTERVALS]);
   agents.push(agentB);
   for (const dirs of [a, b]) {
     assert.equal(statSync(join(dirs.stateDir, 'node.key')).mode & 0o777, 0o600, 'the node key is 0600');
-    const storeFiles = readdirSync(join(dirs.stateDir, 'store')).map((f) => readFileSync(join(dirs.stateDir, 'store', f), 'utf8')).join('');
+    const storeFiles = readdirSync(join(dirs.stateDir, 'store'))
+      .map((f) => readFileSync(join(dirs.stateDir, 'store', f), 'utf8'))
+      .join('');
     assert.ok(!storeFiles.includes(cp.config.token!), 'the agent holds no admin credential');
   }
   assert.deepEqual((await admin.get('nodes', 'a')).spec, { site: 'lab' });
@@ -70,9 +118,13 @@ test('token create → two agents join over TLS and converge with their node cre
   await applyObject(admin, 'modules', moduleObject('hello', '1.0.0', MODULE('join-hello')));
   await applyObject(admin, 'assignments', assignmentObject('hello-on-a', 'hello', 'a'));
   await applyObject(admin, 'assignments', assignmentObject('hello-on-b', 'hello', 'b'));
-  await Promise.all([waitApplied(admin, 'hello-on-a', '1.0.0'), waitApplied(admin, 'hello-on-b', '1.0.0')]).catch((e: Error) => {
-    throw new Error(`${e.message}\n--- agent a:\n${agentA.output().slice(-3000)}\n--- control plane:\n${cp.output().slice(-3000)}`);
-  });
+  await Promise.all([waitApplied(admin, 'hello-on-a', '1.0.0'), waitApplied(admin, 'hello-on-b', '1.0.0')]).catch(
+    (e: Error) => {
+      throw new Error(
+        `${e.message}\n--- agent a:\n${agentA.output().slice(-3000)}\n--- control plane:\n${cp.output().slice(-3000)}`,
+      );
+    },
+  );
   for (const dirs of [a, b]) assert.equal(readFileSync(join(dirs.root, 'srv/hello/hello.conf'), 'utf8'), 'hello\n');
   const pidA = servicePid(a.stateDir, 'hello-on-a/svc')!;
   assert.ok(pidA && isRunning(pidA));
@@ -93,12 +145,22 @@ test('token create → two agents join over TLS and converge with their node cre
   const c = mesh.node('c');
   const wrongSecret = { ...pinned, token: `${pinned.token.slice(0, 7)}${'0'.repeat(16)}` };
   const wrongPin = { ...pinned, caHash: `sha256:${'ab'.repeat(32)}` };
-  const results = await Promise.all([ta, expired, deleted, wrongSecret, wrongPin].map((tok, i) =>
-    runAgentUntilExit([...joinArgs(tok, 'c', { stateDir: `${c.stateDir}-${i}`, root: c.root }), '--no-run'])));
-  results.push(await runAgentUntilExit([...joinArgs(otherKey, 'a', { stateDir: `${c.stateDir}-a`, root: c.root }), '--no-run']));
-  const expect = [/was already used by node a/, /has expired/, /does not exist: it was deleted/, /the secret of join token \w+ is wrong/,
+  const results = await Promise.all(
+    [ta, expired, deleted, wrongSecret, wrongPin].map((tok, i) =>
+      runAgentUntilExit([...joinArgs(tok, 'c', { stateDir: `${c.stateDir}-${i}`, root: c.root }), '--no-run']),
+    ),
+  );
+  results.push(
+    await runAgentUntilExit([...joinArgs(otherKey, 'a', { stateDir: `${c.stateDir}-a`, root: c.root }), '--no-run']),
+  );
+  const expect = [
+    /was already used by node a/,
+    /has expired/,
+    /does not exist: it was deleted/,
+    /the secret of join token \w+ is wrong/,
     /presents a CA whose public key hash is sha256:[0-9a-f]{64}, but --ca-hash is sha256:(ab){32}: refusing to send the join token/,
-    /refused the join \(Conflict\): .*node a already joined with another key/];
+    /refused the join \(Conflict\): .*node a already joined with another key/,
+  ];
   results.forEach((r, i) => {
     assert.equal(r.code, 1, r.output);
     assert.match(r.output, expect[i]);
@@ -110,15 +172,25 @@ test('token create → two agents join over TLS and converge with their node cre
   await agentB.kill('SIGTERM');
   const again = await runAgentUntilExit([...joinArgs(rejoin, 'b', b), '--no-run']);
   assert.equal(again.code, 0, again.output);
-  assert.equal(((await admin.get('jointokens', rejoin.token.slice(0, 6))) as { status?: { usedBy?: string } }).status?.usedBy, 'b');
+  assert.equal(
+    ((await admin.get('jointokens', rejoin.token.slice(0, 6))) as { status?: { usedBy?: string } }).status?.usedBy,
+    'b',
+  );
   agents.push(await spawnAgent(['--state-dir', b.stateDir, ...INTERVALS]));
 
   // 4. With the control plane down a join fails clearly; the joined nodes keep running their services.
   await cp.stop();
   const down = await runAgentUntilExit([...joinArgs(late, 'c', c), '--no-run']);
   assert.equal(down.code, 1, down.output);
-  assert.match(down.output, /cannot reach the control plane at https:\/\/127\.0\.0\.1:\d+ .*Joining needs the control plane: it issues and checks join tokens/);
-  await waitFor(() => agentA.lines().some((l) => l.msg === 'Lost contact with control plane'), 10_000, 'a to notice the outage');
+  assert.match(
+    down.output,
+    /cannot reach the control plane at https:\/\/127\.0\.0\.1:\d+ .*Joining needs the control plane: it issues and checks join tokens/,
+  );
+  await waitFor(
+    () => agentA.lines().some((l) => l.msg === 'Lost contact with control plane'),
+    10_000,
+    'a to notice the outage',
+  );
   assert.ok(isRunning(pidA), 'a keeps running its service');
   assert.ok(servicePid(b.stateDir, 'hello-on-b/svc') !== undefined, 'b keeps running its service');
 });

@@ -21,14 +21,17 @@ const NODES = ['node-a', 'node-b', 'node-c'];
 
 /** The pids of live processes whose parent is `ppid`. */
 function childrenOf(ppid: number): number[] {
-  return readdirSync('/proc').filter((n) => /^\d+$/.test(n)).map(Number).filter((pid) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === ppid && isRunning(pid);
-    } catch {
-      return false;
-    }
-  });
+  return readdirSync('/proc')
+    .filter((n) => /^\d+$/.test(n))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === ppid && isRunning(pid);
+      } catch {
+        return false;
+      }
+    });
 }
 
 let cli: BuiltCli;
@@ -53,45 +56,92 @@ interface LocalMesh {
 }
 
 /** Starts the local mesh on `listen` in a fresh MESHCTL_HOME and waits for its `export MESHCONFIG=` line. */
-async function startLocalMesh(t: { after(fn: () => Promise<void>): void }, listen: string): Promise<LocalMesh & { meshconfig: string }> {
+async function startLocalMesh(
+  t: { after(fn: () => Promise<void>): void },
+  listen: string,
+): Promise<LocalMesh & { meshconfig: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'meshctl-local-mesh-e2e-'));
   const home = join(dir, 'home');
   const env: NodeJS.ProcessEnv = { ...process.env, MESHCTL_HOME: home, MESHCTL_LISTEN: listen };
   delete env.MESHCONFIG;
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'hack', 'local-mesh.mjs')], { cwd: dirname(dirname(cli.bin)), env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'hack', 'local-mesh.mjs')], {
+    cwd: dirname(dirname(cli.bin)),
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
-  const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, sig) => resolve(code ?? sig)));
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    stdout += d;
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.once('exit', (code, sig) => resolve(code ?? sig)),
+  );
   const state = (node: string): string => join(home, 'nodes', node, 'state');
   t.after(async () => {
     const ours = [...childrenOf(child.pid!), ...pidsWithTag(home)];
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await exited;
-    for (const pid of ours) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+    for (const pid of ours) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
     for (const node of NODES) killServices(state(node));
     rmSync(dir, { recursive: true, force: true });
   });
   const output = (): string => `stdout:\n${stdout}\nstderr:\n${stderr}`;
-  const meshconfig = await waitFor(() => /^export MESHCONFIG=(.+)$/m.exec(stdout)?.[1], 35_000, 'the export MESHCONFIG line')
-    .catch((e: Error) => { throw new Error(`${e.message}\n${output()}`); });
-  return { pid: child.pid!, home, stdout: () => stdout, stderr: () => stderr, output, stdin: child.stdin, exited, state, meshconfig };
+  const meshconfig = await waitFor(
+    () => /^export MESHCONFIG=(.+)$/m.exec(stdout)?.[1],
+    35_000,
+    'the export MESHCONFIG line',
+  ).catch((e: Error) => {
+    throw new Error(`${e.message}\n${output()}`);
+  });
+  return {
+    pid: child.pid!,
+    home,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    output,
+    stdin: child.stdin,
+    exited,
+    state,
+    meshconfig,
+  };
 }
 
 /** Waits for `re` in a stream of the local mesh, failing with its whole output. */
-async function expectOutput(mesh: LocalMesh, stream: 'stdout' | 'stderr', re: RegExp, timeoutMs: number): Promise<void> {
-  await waitFor(() => re.test(mesh[stream]()), timeoutMs, `${re} on ${stream}`).catch((e: Error) => { throw new Error(`${e.message}\n${mesh.output()}`); });
+async function expectOutput(
+  mesh: LocalMesh,
+  stream: 'stdout' | 'stderr',
+  re: RegExp,
+  timeoutMs: number,
+): Promise<void> {
+  await waitFor(() => re.test(mesh[stream]()), timeoutMs, `${re} on ${stream}`).catch((e: Error) => {
+    throw new Error(`${e.message}\n${mesh.output()}`);
+  });
 }
 
 /** Waits until every Node's status.controlPlaneLastContact (its agent's heartbeat) is at or after `since`. */
 async function heartbeatsSince(meshconfig: string, since: string, t: { after(fn: () => void): void }): Promise<void> {
   const admin = createClient(loadMeshconfig(meshconfig));
   t.after(() => admin.close());
-  await waitFor(async () => {
-    const nodes = (await admin.list('nodes')).items as Array<KubeObject & { status?: { controlPlaneLastContact?: string } }>;
-    return nodes.length === 3 && nodes.every((n) => (n.status?.controlPlaneLastContact ?? '') >= since);
-  }, 15_000, 'every agent to heartbeat to the restarted control plane');
+  await waitFor(
+    async () => {
+      const nodes = (await admin.list('nodes')).items as Array<
+        KubeObject & { status?: { controlPlaneLastContact?: string } }
+      >;
+      return nodes.length === 3 && nodes.every((n) => (n.status?.controlPlaneLastContact ?? '') >= since);
+    },
+    15_000,
+    'every agent to heartbeat to the restarted control plane',
+  );
 }
 
 test('npm start: a local mesh of three nodes that survives its control plane being killed and stops cleanly', async (t) => {
@@ -99,7 +149,11 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
   const { home, meshconfig, state } = mesh;
   assert.equal(meshconfig, join(home, 'control-plane', 'admin.meshconfig'));
   const cpPid = Number(/kill -9 (\d+)/.exec(mesh.stdout())?.[1]);
-  assert.match(cmdline(cpPid) ?? '', new RegExp(`mesh-control-plane\\.js --data-dir ${home}/control-plane `), 'the printed pid is the control plane');
+  assert.match(
+    cmdline(cpPid) ?? '',
+    new RegExp(`mesh-control-plane\\.js --data-dir ${home}/control-plane `),
+    'the printed pid is the control plane',
+  );
   const names = async (): Promise<string[]> => {
     const r = await cli.run(['get', 'nodes'], { config: meshconfig });
     assert.equal(r.code, 0, r.stderr);
@@ -113,7 +167,10 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
   const outLog = join(home, 'nodes', 'node-a', 'root', 'srv', 'greeter', 'out.log');
   const size = (): number => (existsSync(outLog) ? statSync(outLog).size : 0);
   const greeters = ['node-a', 'node-b'].map((n) => servicePid(state(n), `greeter-on-${n}/service`)!);
-  assert.ok(greeters.every((p) => p && isRunning(p)), 'a greeter runs on node-a and node-b');
+  assert.ok(
+    greeters.every((p) => p && isRunning(p)),
+    'a greeter runs on node-a and node-b',
+  );
   const s0 = size();
   await waitFor(() => size() > s0, 6000, 'out.log to grow');
   assert.match(readFileSync(outLog, 'utf8'), /^hello from the greeter module, version 1\.0\.0 at \S+Z$/m);
@@ -139,10 +196,18 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
 
   // SIGTERM: exit 0, and every process it started is gone (agents stop their services: --stop-services-on-exit).
   const started = childrenOf(mesh.pid);
-  assert.equal(started.length, 4, `the control plane and three agents run under it: ${started.map(cmdline).join('\n')}`);
+  assert.equal(
+    started.length,
+    4,
+    `the control plane and three agents run under it: ${started.map(cmdline).join('\n')}`,
+  );
   process.kill(mesh.pid, 'SIGTERM');
   assert.equal(await mesh.exited, 0, mesh.output());
-  await waitFor(() => [...started, ...greeters].every((p) => !isRunning(p)), 10_000, 'every child and greeter to be gone');
+  await waitFor(
+    () => [...started, ...greeters].every((p) => !isRunning(p)),
+    10_000,
+    'every child and greeter to be gone',
+  );
   assert.deepEqual(pidsWithTag(home), [], 'nothing of this mesh runs any more');
 });
 

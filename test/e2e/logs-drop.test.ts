@@ -19,43 +19,88 @@ test('a full log buffer during an outage drops the oldest lines, counts and repo
   await applyObject(admin, 'assignments', assignmentObject('counter-on-a', 'counter', 'a'));
   const dirs = join(mesh.dir, 'a');
   const agent = await spawnAgent([
-    '--state-dir', join(dirs, 'state'), '--name', 'a', '--root', '/', '--config', cp.meshconfigPath, ...INTERVALS, '--log-buffer-size', '2Ki',
+    '--state-dir',
+    join(dirs, 'state'),
+    '--name',
+    'a',
+    '--root',
+    '/',
+    '--config',
+    cp.meshconfigPath,
+    ...INTERVALS,
+    '--log-buffer-size',
+    '2Ki',
   ]);
   mesh.track(agent.pid);
   await waitApplied(admin, 'counter-on-a', '1.0.0');
   await waitFor(async () => numbers(await storedLines(cp.config, 'a')).length >= 5, 15_000, 'the first lines');
 
   await cp.kill();
-  const metric = async (name: string): Promise<number> => metricValue(await (await fetch(`${agent.metrics}/metrics`)).text(), name) ?? NaN;
-  await waitFor(async () => (await metric('meshagent_log_dropped_lines_total')) >= 5, 10_000, 'the agent to drop lines');
+  const metric = async (name: string): Promise<number> =>
+    metricValue(await (await fetch(`${agent.metrics}/metrics`)).text(), name) ?? NaN;
+  await waitFor(
+    async () => (await metric('meshagent_log_dropped_lines_total')) >= 5,
+    10_000,
+    'the agent to drop lines',
+  );
   await new Promise((r) => setTimeout(r, 1000));
   cp = await mesh.controlPlane({ listen });
   admin = mesh.admin(cp);
 
-  const reportedDrops = async (): Promise<KubeObject[]> => (await admin.list('events')).items.filter((e: KubeObject) => e.reason === 'LogsDropped');
-  const events = await waitFor(async () => { const found = await reportedDrops(); return found.length ? found : undefined; }, 20_000, 'the LogsDropped event');
+  const reportedDrops = async (): Promise<KubeObject[]> =>
+    (await admin.list('events')).items.filter((e: KubeObject) => e.reason === 'LogsDropped');
+  const events = await waitFor(
+    async () => {
+      const found = await reportedDrops();
+      return found.length ? found : undefined;
+    },
+    20_000,
+    'the LogsDropped event',
+  );
   const event = events[0];
   assert.equal(event.type, 'Warning');
-  assert.deepEqual({ kind: (event.involvedObject as KubeObject).kind, name: (event.involvedObject as KubeObject).name }, { kind: 'Node', name: 'a' });
-  assert.match(String(event.message), /^dropped \d+ log lines .*log buffer \(2 KiB\).*counter-on-a\/counter: \d+ lines/);
+  assert.deepEqual(
+    { kind: (event.involvedObject as KubeObject).kind, name: (event.involvedObject as KubeObject).name },
+    { kind: 'Node', name: 'a' },
+  );
+  assert.match(
+    String(event.message),
+    /^dropped \d+ log lines .*log buffer \(2 KiB\).*counter-on-a\/counter: \d+ lines/,
+  );
 
-  await waitFor(async () => {
-    const n = numbers(await storedLines(cp.config, 'a'));
-    return n.length > 0 && n[n.length - 1] - n.findIndex((v, i) => v !== i + 1) > 30;
-  }, 20_000, 'lines after the gap');
+  await waitFor(
+    async () => {
+      const n = numbers(await storedLines(cp.config, 'a'));
+      return n.length > 0 && n[n.length - 1] - n.findIndex((v, i) => v !== i + 1) > 30;
+    },
+    20_000,
+    'lines after the gap',
+  );
   const lines = await storedLines(cp.config, 'a');
   const all = numbers(lines);
   const gap = all.findIndex((n, i) => n !== i + 1);
   assert.ok(gap > 0, 'the oldest lines of the outage are missing');
   assert.deepEqual(all.slice(0, gap), upTo(gap), 'before the gap: every line');
-  assert.deepEqual(all.slice(gap), Array.from({ length: all.length - gap }, (_, i) => all[gap] + i), 'after the gap: every line, in order');
+  assert.deepEqual(
+    all.slice(gap),
+    Array.from({ length: all.length - gap }, (_, i) => all[gap] + i),
+    'after the gap: every line, in order',
+  );
   // Every drop is counted in the metric and reported in LogsDropped events (one per delivery that carried drops).
   const dropped = await metric('meshagent_log_dropped_lines_total');
-  const sumReported = async (): Promise<number> => (await reportedDrops()).reduce((s, e) => s + Number(/^dropped (\d+)/.exec(String(e.message))?.[1]), 0);
-  await waitFor(async () => (await sumReported()) === dropped, 10_000, `LogsDropped events to add up to the ${dropped} dropped lines`);
-  assert.ok(await metric('meshagent_log_dropped_bytes_total') >= dropped * 100, 'the bytes are counted too');
+  const sumReported = async (): Promise<number> =>
+    (await reportedDrops()).reduce((s, e) => s + Number(/^dropped (\d+)/.exec(String(e.message))?.[1]), 0);
+  await waitFor(
+    async () => (await sumReported()) === dropped,
+    10_000,
+    `LogsDropped events to add up to the ${dropped} dropped lines`,
+  );
+  assert.ok((await metric('meshagent_log_dropped_bytes_total')) >= dropped * 100, 'the bytes are counted too');
   const missing = all[gap] - gap - 1;
-  assert.ok(missing >= 1 && missing <= dropped && dropped - missing <= 5, `missing ${missing} ~ dropped ${dropped} (a batch in flight at the kill may be both stored and dropped)`);
+  assert.ok(
+    missing >= 1 && missing <= dropped && dropped - missing <= 5,
+    `missing ${missing} ~ dropped ${dropped} (a batch in flight at the kill may be both stored and dropped)`,
+  );
 
   const marker = lines.findIndex((l) => l.text.startsWith('[meshctl] the node dropped'));
   assert.ok(marker > 0, 'the gap is marked in the log');

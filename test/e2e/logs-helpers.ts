@@ -16,12 +16,20 @@ export const counterService = (node: string): string => `counter-on-${node}/coun
 export function counterModule(pad = 0): KubeObject {
   const script = `/* ${RUN_TAG}-counter */ let i = 0; setInterval(() => console.log('line ' + (++i) + ${JSON.stringify(pad ? ' ' + '.'.repeat(pad) : '')}), 100)`;
   return moduleObject('counter', '1.0.0', [
-    { id: 'counter', kind: 'Service', spec: { driver: 'process', command: [process.execPath, '-e', script], restart: 'always' } },
+    {
+      id: 'counter',
+      kind: 'Service',
+      spec: { driver: 'process', command: [process.execPath, '-e', script], restart: 'always' },
+    },
   ]);
 }
 
 /** A stored line: when the node read it and the counter's number (undefined for other lines). */
-export interface StoredLine { time: string; n?: number; text: string }
+export interface StoredLine {
+  time: string;
+  n?: number;
+  text: string;
+}
 
 /** The service's log as the control plane stored it (with time stamps); [] when it has none yet. */
 export async function storedLines(config: ClientConfig, node: string): Promise<StoredLine[]> {
@@ -29,12 +37,15 @@ export async function storedLines(config: ClientConfig, node: string): Promise<S
   const r = await httpRequest(config, 'GET', `${logsPath(node)}?${q}`);
   if (r.status === 404) return [];
   assert.equal(r.status, 200, r.text);
-  return r.text.split('\n').filter(Boolean).map((l) => {
-    const [time, ...rest] = l.split(' ');
-    const text = rest.join(' ');
-    const m = /^line (\d+)\b/.exec(text);
-    return { time: time, text, ...(m ? { n: Number(m[1]) } : {}) };
-  });
+  return r.text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const [time, ...rest] = l.split(' ');
+      const text = rest.join(' ');
+      const m = /^line (\d+)\b/.exec(text);
+      return { time: time, text, ...(m ? { n: Number(m[1]) } : {}) };
+    });
 }
 
 /** The counter numbers among the lines, in stored order. */

@@ -21,7 +21,10 @@ export const INTERVALS = ['--reconcile-interval', '300ms', '--heartbeat-interval
 export const RUN_TAG = `mesh-e2e-${process.pid}-${Date.now().toString(36)}`;
 
 /** One node's directories: the agent's state dir and the root its declared paths resolve under. */
-export interface NodeDirs { stateDir: string; root: string }
+export interface NodeDirs {
+  stateDir: string;
+  root: string;
+}
 
 /** A mesh of real processes in a temp dir, cleaned up by `t.after`. */
 export interface Mesh {
@@ -52,7 +55,11 @@ export function createMesh(t: { after(fn: () => Promise<void>): void }): Mesh {
     await Promise.all(cps.map((cp) => cp.kill()));
     for (const name of started) killServices(node(name).stateDir);
     for (const pid of [...pids, ...pidsWithTag(RUN_TAG)]) {
-      try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
     }
     rmSync(dir, { recursive: true, force: true });
   });
@@ -91,7 +98,12 @@ export function moduleObject(name: string, version: string, resources: unknown[]
 
 /** An Assignment object (pinned to `version` when given). */
 export function assignmentObject(name: string, module: string, node: string, version?: string): KubeObject {
-  return { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Assignment', metadata: { name }, spec: { module, node, ...(version ? { version } : {}) } };
+  return {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Assignment',
+    metadata: { name },
+    spec: { module, node, ...(version ? { version } : {}) },
+  };
 }
 
 /** Creates `obj`, or replaces the spec of the existing object of that name. */
@@ -101,28 +113,49 @@ export async function applyObject(client: HttpClient, plural: string, obj: KubeO
   } catch (e) {
     if (!(e instanceof ApiError) || e.code !== 409) throw e;
     const cur = await client.get(plural, obj.metadata.name!);
-    return client.update(plural, { ...obj, metadata: { ...obj.metadata, resourceVersion: cur.metadata.resourceVersion } });
+    return client.update(plural, {
+      ...obj,
+      metadata: { ...obj.metadata, resourceVersion: cur.metadata.resourceVersion },
+    });
   }
 }
 
 /** The Applied condition and rendered version of an assignment. */
-export async function assignmentState(client: HttpClient, name: string): Promise<{ applied?: Condition; version?: string }> {
-  const a = (await client.get('assignments', name)) as KubeObject & { status?: { version?: string; conditions?: Condition[] } };
+export async function assignmentState(
+  client: HttpClient,
+  name: string,
+): Promise<{ applied?: Condition; version?: string }> {
+  const a = (await client.get('assignments', name)) as KubeObject & {
+    status?: { version?: string; conditions?: Condition[] };
+  };
   return { applied: a.status?.conditions?.find((c) => c.type === 'Applied'), version: a.status?.version };
 }
 
 /** Waits until the assignment is Applied=True at `version`. */
-export async function waitApplied(client: HttpClient, name: string, version: string, timeoutMs = 20_000): Promise<void> {
-  await waitFor(async () => {
-    const s = await assignmentState(client, name);
-    return s.applied?.status === 'True' && s.version === version;
-  }, timeoutMs, `assignment ${name} Applied=True at version ${version}`);
+export async function waitApplied(
+  client: HttpClient,
+  name: string,
+  version: string,
+  timeoutMs = 20_000,
+): Promise<void> {
+  await waitFor(
+    async () => {
+      const s = await assignmentState(client, name);
+      return s.applied?.status === 'True' && s.version === version;
+    },
+    timeoutMs,
+    `assignment ${name} Applied=True at version ${version}`,
+  );
 }
 
 /** The complete JSON log lines an agent wrote so far (a line still being written is left out). */
 export function logLines(agent: AgentProcess): Array<Record<string, unknown>> {
   const text = agent.output();
-  return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return text
+    .slice(0, text.lastIndexOf('\n') + 1)
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 /** True while `pid` is a live process (not gone, not a zombie). */
@@ -146,7 +179,11 @@ export function cmdline(pid: number): string | undefined {
 
 /** The working directory of a process, or undefined. */
 export function cwdOf(pid: number): string | undefined {
-  try { return readlinkSync(`/proc/${pid}/cwd`); } catch { return undefined; }
+  try {
+    return readlinkSync(`/proc/${pid}/cwd`);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Every live process whose argv contains `tag` (this machine-wide scan is how "runs on no other node" is checked). */
@@ -166,18 +203,35 @@ export function taggedCommand(label: string): string[] {
 }
 
 /** What one meshctl run did. */
-export interface CliRun { code: number | null; stdout: string; stderr: string }
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 /** Runs the real meshctl (`cli/main.ts` through tsx) with `--config`, without MESHCONFIG from the environment. */
 export function meshctl(config: string, args: string[], timeoutMs = 30_000): Promise<CliRun> {
   const env = { ...process.env };
   delete env.MESHCONFIG;
   delete env.MESHCTL_DEBUG;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', '--config', config, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', '--config', config, ...args], {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    stdout += d;
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  return new Promise((resolve) => child.once('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); }));
+  return new Promise((resolve) =>
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
 }

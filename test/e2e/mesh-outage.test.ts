@@ -10,18 +10,33 @@ import { join } from 'node:path';
 import type { KubeObject } from '../../api/meta/types.ts';
 import { freePort, metricValue, servicePid, waitFor, type AgentProcess } from '../../agent/testing.ts';
 import {
-  applyObject, assignmentObject, createMesh, isRunning, logLines, meshctl, moduleObject, pidsWithTag, RUN_TAG, taggedCommand, waitApplied,
+  applyObject,
+  assignmentObject,
+  createMesh,
+  isRunning,
+  logLines,
+  meshctl,
+  moduleObject,
+  pidsWithTag,
+  RUN_TAG,
+  taggedCommand,
+  waitApplied,
 } from './mesh-helpers.ts';
 
 const NODES = ['a', 'b'] as const;
 type NodeName = (typeof NODES)[number];
 
 /** The module at version `v`: its file's content and its service's command change with the version. */
-const web = (v: number): KubeObject => moduleObject('web', `${v}.0.0`, [
-  { id: 'dir', kind: 'Directory', spec: { path: '/srv/web' } },
-  { id: 'conf', kind: 'File', spec: { path: '/srv/web/conf', content: `version=${v}\n` } },
-  { id: 'server', kind: 'Service', spec: { driver: 'process', command: taggedCommand(`web-v${v}`), workingDirectory: '/srv/web' } },
-]);
+const web = (v: number): KubeObject =>
+  moduleObject('web', `${v}.0.0`, [
+    { id: 'dir', kind: 'Directory', spec: { path: '/srv/web' } },
+    { id: 'conf', kind: 'File', spec: { path: '/srv/web/conf', content: `version=${v}\n` } },
+    {
+      id: 'server',
+      kind: 'Service',
+      spec: { driver: 'process', command: taggedCommand(`web-v${v}`), workingDirectory: '/srv/web' },
+    },
+  ]);
 const SERVER = (n: NodeName): string => `web-on-${n}/server`;
 const UNREACHABLE = 'meshagent_control_plane_unreachable_seconds';
 
@@ -48,7 +63,8 @@ test('control plane down: both nodes keep running and correct drift, an agent co
 
   // 3. SIGKILL the control plane: every service keeps running, drift is still corrected, meshctl says unreachable.
   await cp.kill();
-  for (const n of NODES) await waitFor(async () => (await unreachableSeconds(agents[n]))! > 0, 10_000, `agent ${n} to notice the outage`);
+  for (const n of NODES)
+    await waitFor(async () => (await unreachableSeconds(agents[n]))! > 0, 10_000, `agent ${n} to notice the outage`);
   for (const n of NODES) {
     assert.equal(pid(n), before[n], `node ${n}'s service keeps running (same pid)`);
     assert.ok(isRunning(before[n]));
@@ -65,8 +81,25 @@ test('control plane down: both nodes keep running and correct drift, an agent co
   }
   const restarted = { a: 0, b: 0 };
   for (const n of NODES) {
-    await waitFor(() => { try { return readFileSync(conf(n), 'utf8') === 'version=1\n'; } catch { return false; } }, 10_000, `node ${n}'s file to come back`);
-    restarted[n] = await waitFor(() => { const p = pid(n); return p !== before[n] && p; }, 10_000, `node ${n}'s service to restart`);
+    await waitFor(
+      () => {
+        try {
+          return readFileSync(conf(n), 'utf8') === 'version=1\n';
+        } catch {
+          return false;
+        }
+      },
+      10_000,
+      `node ${n}'s file to come back`,
+    );
+    restarted[n] = await waitFor(
+      () => {
+        const p = pid(n);
+        return p !== before[n] && p;
+      },
+      10_000,
+      `node ${n}'s service to restart`,
+    );
     assert.ok(isRunning(restarted[n]));
   }
 
@@ -78,29 +111,66 @@ test('control plane down: both nodes keep running and correct drift, an agent co
   const started = logLines(agents.b).find((l) => l.msg === 'Started agent')!;
   assert.equal(started.node, 'b', 'its identity comes from its store');
   assert.ok(started.unreachableSince, 'it remembers the outage');
-  await waitFor(() => { try { return readFileSync(conf('b'), 'utf8') === 'version=1\n'; } catch { return false; } }, 10_000, 'b\'s file restored by the cold start');
-  const coldB = await waitFor(() => { const p = pid('b'); return p !== restarted.b && p; }, 10_000, 'b\'s service to run again');
+  await waitFor(
+    () => {
+      try {
+        return readFileSync(conf('b'), 'utf8') === 'version=1\n';
+      } catch {
+        return false;
+      }
+    },
+    10_000,
+    "b's file restored by the cold start",
+  );
+  const coldB = await waitFor(
+    () => {
+      const p = pid('b');
+      return p !== restarted.b && p;
+    },
+    10_000,
+    "b's service to run again",
+  );
   assert.ok(isRunning(coldB));
   assert.equal(pid('a'), restarted.a, 'node a was not disturbed');
-  assert.deepEqual(pidsWithTag(`${RUN_TAG}-web-v1 `), [restarted.a, coldB].sort((x, y) => x - y), 'one service per node, nothing leaked');
+  assert.deepEqual(
+    pidsWithTag(`${RUN_TAG}-web-v1 `),
+    [restarted.a, coldB].sort((x, y) => x - y),
+    'one service per node, nothing leaked',
+  );
 
   // 5. The control plane returns on the same address: both agents reconnect on their own and report.
   const back = new Date().toISOString();
   const cp2 = await mesh.controlPlane({ listen });
   const admin2 = mesh.admin(cp2);
   for (const n of NODES) {
-    await waitFor(() => logLines(agents[n]).some((l) => l.msg === 'Reconnected to control plane'), 15_000, `agent ${n} to reconnect`);
-    await waitFor(async () => {
-      const s = ((await admin2.get('nodes', n)) as KubeObject & { status?: { controlPlaneLastContact?: string } }).status;
-      return (s?.controlPlaneLastContact ?? '') >= back;
-    }, 10_000, `node ${n}'s heartbeat after the return`);
+    await waitFor(
+      () => logLines(agents[n]).some((l) => l.msg === 'Reconnected to control plane'),
+      15_000,
+      `agent ${n} to reconnect`,
+    );
+    await waitFor(
+      async () => {
+        const s = ((await admin2.get('nodes', n)) as KubeObject & { status?: { controlPlaneLastContact?: string } })
+          .status;
+        return (s?.controlPlaneLastContact ?? '') >= back;
+      },
+      10_000,
+      `node ${n}'s heartbeat after the return`,
+    );
     assert.equal(await unreachableSeconds(agents[n]), 0);
   }
-  const delivered = await waitFor(async () => {
-    const events = (await admin2.list('events')).items as Array<KubeObject & { reason?: string; involvedObject?: { name?: string }; lastTimestamp?: string }>;
-    const seen = (n: NodeName, reason: string): boolean => events.some((e) => e.involvedObject?.name === n && e.reason === reason);
-    return NODES.every((n) => seen(n, 'DriftCorrected') && seen(n, 'ControlPlaneUnreachable')) && events;
-  }, 15_000, 'what happened during the outage to be reported by both nodes');
+  const delivered = await waitFor(
+    async () => {
+      const events = (await admin2.list('events')).items as Array<
+        KubeObject & { reason?: string; involvedObject?: { name?: string }; lastTimestamp?: string }
+      >;
+      const seen = (n: NodeName, reason: string): boolean =>
+        events.some((e) => e.involvedObject?.name === n && e.reason === reason);
+      return NODES.every((n) => seen(n, 'DriftCorrected') && seen(n, 'ControlPlaneUnreachable')) && events;
+    },
+    15_000,
+    'what happened during the outage to be reported by both nodes',
+  );
   assert.ok(delivered.length > 0);
 
   // New changes flow again: version 2 reaches both nodes.
@@ -108,7 +178,10 @@ test('control plane down: both nodes keep running and correct drift, an agent co
   for (const n of NODES) await waitApplied(admin2, `web-on-${n}`, '2.0.0');
   for (const n of NODES) {
     assert.equal(readFileSync(conf(n), 'utf8'), 'version=2\n');
-    const d = (await admin2.get('declarations', n)) as KubeObject & { spec: { generation: number }; status?: { appliedGeneration?: number } };
+    const d = (await admin2.get('declarations', n)) as KubeObject & {
+      spec: { generation: number };
+      status?: { appliedGeneration?: number };
+    };
     assert.equal(d.status?.appliedGeneration, d.spec.generation, `node ${n} reports the new generation applied`);
   }
   assert.equal(pidsWithTag(`${RUN_TAG}-web-v1 `).length, 0, 'the v1 services were replaced');

@@ -24,9 +24,12 @@ const api = { apiVersion: 'meshctl.dev/v1alpha1' } as const;
 
 /** A module of a directory and a file whose content names the version. */
 const module = (version: string): Module => ({
-  ...api, kind: 'Module', metadata: { name: 'note' },
+  ...api,
+  kind: 'Module',
+  metadata: { name: 'note' },
   spec: {
-    version, resources: [
+    version,
+    resources: [
       { id: 'dir', kind: 'Directory', spec: { path: '/srv/note' } },
       { id: 'file', kind: 'File', dependsOn: ['dir'], spec: { path: '/srv/note/version', content: `${version}\n` } },
     ],
@@ -37,11 +40,19 @@ const module = (version: string): Module => ({
 function meshctl(config: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env = { ...process.env };
   delete env.MESHCONFIG;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', '--config', config, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', '--config', config, ...args], {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    stdout += d;
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
 }
 
@@ -52,20 +63,30 @@ async function getNodes(config: string): Promise<Array<Record<string, string>>> 
   const [header = '', ...rows] = r.stdout.trimEnd().split('\n');
   assert.match(header, /^NAME +SITE +REACHABLE +LAST SEEN +DESIRED +APPLIED +DECLARATION +AGE$/);
   const columns = [...header.matchAll(/\S+(?: SEEN)?/g)].map((m) => ({ name: m[0].replace(' ', '_'), start: m.index }));
-  return rows.map((row) => Object.fromEntries(columns.map((c, i) => [c.name, row.slice(c.start, columns[i + 1]?.start).trim()])));
+  return rows.map((row) =>
+    Object.fromEntries(columns.map((c, i) => [c.name, row.slice(c.start, columns[i + 1]?.start).trim()])),
+  );
 }
 
-const statusOf = async (admin: HttpClient, plural: string, name: string): Promise<Record<string, unknown> & NodeStatus> =>
+const statusOf = async (
+  admin: HttpClient,
+  plural: string,
+  name: string,
+): Promise<Record<string, unknown> & NodeStatus> =>
   ((await admin.get(plural, name)) as KubeObject & { status?: Record<string, unknown> }).status ?? {};
 
 const conditionOf = (s: NodeStatus, type: string): Condition | undefined => s.conditions?.find((c) => c.type === type);
 
 /** Waits until the node's condition `type` is `status`; returns the node's status then. */
 function waitCondition(admin: HttpClient, type: string, status: string, timeoutMs = 15_000): Promise<NodeStatus> {
-  return waitFor(async () => {
-    const s = await statusOf(admin, 'nodes', NODE);
-    return conditionOf(s, type)?.status === status && s;
-  }, timeoutMs, `${NODE} ${type}=${status}`);
+  return waitFor(
+    async () => {
+      const s = await statusOf(admin, 'nodes', NODE);
+      return conditionOf(s, type)?.status === status && s;
+    },
+    timeoutMs,
+    `${NODE} ${type}=${status}`,
+  );
 }
 
 test('a node whose agent stops becomes unreachable within the grace period, keeps its modules, and comes back', async (t) => {
@@ -90,9 +111,19 @@ test('a node whose agent stops becomes unreachable within the grace period, keep
     return a;
   };
 
-  await admin.create('meshes', { ...api, kind: 'Mesh', metadata: { name: 'mesh' }, spec: { reachabilityGracePeriod: `${GRACE_MS / 1000}s` } });
+  await admin.create('meshes', {
+    ...api,
+    kind: 'Mesh',
+    metadata: { name: 'mesh' },
+    spec: { reachabilityGracePeriod: `${GRACE_MS / 1000}s` },
+  });
   await admin.create('modules', module('1.0.0'));
-  await admin.create('assignments', { ...api, kind: 'Assignment', metadata: { name: 'note-on-edge' }, spec: { module: 'note', node: NODE } });
+  await admin.create('assignments', {
+    ...api,
+    kind: 'Assignment',
+    metadata: { name: 'note-on-edge' },
+    spec: { module: 'note', node: NODE },
+  });
   const agent = await startAgent(true);
 
   // 1. Heartbeats arrive: Reachable, and generation 1 applied.
@@ -113,7 +144,10 @@ test('a node whose agent stops becomes unreachable within the grace period, keep
   const killedAt = Date.now();
   const down = await waitCondition(admin, 'Reachable', 'False', GRACE_MS + 5000);
   const seenAt = Date.now();
-  assert.ok(seenAt - killedAt < GRACE_MS + 1500, `flipped ${seenAt - killedAt} ms after the kill (grace period ${GRACE_MS} ms)`);
+  assert.ok(
+    seenAt - killedAt < GRACE_MS + 1500,
+    `flipped ${seenAt - killedAt} ms after the kill (grace period ${GRACE_MS} ms)`,
+  );
   const lastSeen = Date.parse(down.lastSeen!);
   assert.ok(seenAt >= lastSeen + GRACE_MS, `not before the grace period after lastSeen ${down.lastSeen}`);
   const reachable = conditionOf(down, 'Reachable')!;
@@ -121,7 +155,10 @@ test('a node whose agent stops becomes unreachable within the grace period, keep
   assert.match(reachable.message, /^no heartbeat for [23]s \(grace period 2s\)$/);
   assert.equal(down.reachable, false);
   assert.equal(down.since, reachable.lastTransitionTime);
-  assert.ok(lastSeen <= killedAt && lastSeen > killedAt - 3000, `lastSeen ${down.lastSeen} is the last heartbeat before the kill at ${new Date(killedAt).toISOString()}`);
+  assert.ok(
+    lastSeen <= killedAt && lastSeen > killedAt - 3000,
+    `lastSeen ${down.lastSeen} is the last heartbeat before the kill at ${new Date(killedAt).toISOString()}`,
+  );
 
   // Nothing reschedules or deletes an unreachable node's modules.
   await new Promise((r) => setTimeout(r, 1000));
@@ -131,15 +168,25 @@ test('a node whose agent stops becomes unreachable within the grace period, keep
 
   // 3. A change while it is away is pending: desired is ahead of applied.
   await admin.patch('modules', 'note', { spec: module('2.0.0').spec });
-  const pending = await waitFor(async () => {
-    const s = await statusOf(admin, 'nodes', NODE);
-    return conditionOf(s, 'DeclarationApplied')?.reason === 'Pending' && s;
-  }, 10_000, 'the new generation to be pending');
+  const pending = await waitFor(
+    async () => {
+      const s = await statusOf(admin, 'nodes', NODE);
+      return conditionOf(s, 'DeclarationApplied')?.reason === 'Pending' && s;
+    },
+    10_000,
+    'the new generation to be pending',
+  );
   const { desiredGeneration, appliedGeneration } = pending.declaration!;
   assert.ok(desiredGeneration! > appliedGeneration!, `desired ${desiredGeneration} > applied ${appliedGeneration}`);
-  assert.match(conditionOf(pending, 'DeclarationApplied')!.message, /is pending: the node last applied generation \d+; the node is unreachable/);
+  assert.match(
+    conditionOf(pending, 'DeclarationApplied')!.message,
+    /is pending: the node last applied generation \d+; the node is unreachable/,
+  );
   const away = (await getNodes(cp.meshconfigPath)).find((r) => r.NAME === NODE);
-  assert.deepEqual([away?.REACHABLE, away?.DESIRED, away?.APPLIED, away?.DECLARATION], ['False', String(desiredGeneration), String(appliedGeneration), 'Pending']);
+  assert.deepEqual(
+    [away?.REACHABLE, away?.DESIRED, away?.APPLIED, away?.DECLARATION],
+    ['False', String(desiredGeneration), String(appliedGeneration), 'Pending'],
+  );
 
   // 4. The agent returns: True again, and what was pending is applied.
   await startAgent(false);
@@ -149,5 +196,8 @@ test('a node whose agent stops becomes unreachable within the grace period, keep
   assert.equal(caughtUp.declaration?.appliedGeneration, desiredGeneration);
   assert.equal(readFileSync(join(root, 'srv/note/version'), 'utf8'), '2.0.0\n');
   const row = (await getNodes(cp.meshconfigPath)).find((r) => r.NAME === NODE);
-  assert.deepEqual([row?.REACHABLE, row?.DESIRED, row?.APPLIED, row?.DECLARATION], ['True', String(desiredGeneration), String(desiredGeneration), 'Applied']);
+  assert.deepEqual(
+    [row?.REACHABLE, row?.DESIRED, row?.APPLIED, row?.DECLARATION],
+    ['True', String(desiredGeneration), String(desiredGeneration), 'Applied'],
+  );
 });

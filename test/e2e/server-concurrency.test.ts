@@ -9,7 +9,9 @@ const CLIENTS = 20;
 const INCREMENTS = 5;
 
 let srv: TestServer;
-before(async () => { srv = await startServer(); });
+before(async () => {
+  srv = await startServer();
+});
 after(() => srv.stop());
 
 function counterOf(obj: { metadata: { annotations?: Record<string, string> } }): number {
@@ -20,21 +22,30 @@ function counterOf(obj: { metadata: { annotations?: Record<string, string> } }):
 async function race(step: () => Promise<number>): Promise<{ ok: number; conflicts: number }> {
   let ok = 0;
   let conflicts = 0;
-  await Promise.all(Array.from({ length: CLIENTS }, async () => {
-    for (let i = 0; i < INCREMENTS; i++) {
-      for (;;) {
-        const code = await step();
-        if (code === 200) { ok++; break; }
-        assert.equal(code, 409);
-        conflicts++;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      for (let i = 0; i < INCREMENTS; i++) {
+        for (;;) {
+          const code = await step();
+          if (code === 200) {
+            ok++;
+            break;
+          }
+          assert.equal(code, 409);
+          conflicts++;
+        }
       }
-    }
-  }));
+    }),
+  );
   return { ok, conflicts };
 }
 
 test('20 clients incrementing with GET+PUT: every success counted once, conflicts happen', async () => {
-  await srv.request('POST', `${API}/nodes`, { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name: 'ctr-put', annotations: { counter: '0' } } });
+  await srv.request('POST', `${API}/nodes`, {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Node',
+    metadata: { name: 'ctr-put', annotations: { counter: '0' } },
+  });
   const { ok, conflicts } = await race(async () => {
     const cur = (await srv.request('GET', `${API}/nodes/ctr-put`)).json;
     cur.metadata.annotations.counter = String(counterOf(cur) + 1);
@@ -50,10 +61,16 @@ test('20 clients incrementing with GET+PUT: every success counted once, conflict
 });
 
 test('the same with merge patches pinned to the resourceVersion read', async () => {
-  await srv.request('POST', `${API}/nodes`, { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name: 'ctr-patch', annotations: { counter: '0' } } });
+  await srv.request('POST', `${API}/nodes`, {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Node',
+    metadata: { name: 'ctr-patch', annotations: { counter: '0' } },
+  });
   const { ok, conflicts } = await race(async () => {
     const cur = (await srv.request('GET', `${API}/nodes/ctr-patch`)).json;
-    const patch = { metadata: { resourceVersion: cur.metadata.resourceVersion, annotations: { counter: String(counterOf(cur) + 1) } } };
+    const patch = {
+      metadata: { resourceVersion: cur.metadata.resourceVersion, annotations: { counter: String(counterOf(cur) + 1) } },
+    };
     return (await srv.request('PATCH', `${API}/nodes/ctr-patch`, patch, MERGE)).status;
   });
   assert.equal(counterOf((await srv.request('GET', `${API}/nodes/ctr-patch`)).json), ok);
@@ -61,16 +78,34 @@ test('the same with merge patches pinned to the resourceVersion read', async () 
 });
 
 test('unpinned merge patches of different fields never lose each other', async () => {
-  await srv.request('POST', `${API}/nodes`, { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name: 'ctr-fields' } });
-  const codes = await Promise.all(Array.from({ length: 40 }, (_, i) =>
-    srv.request('PATCH', `${API}/nodes/ctr-fields`, { metadata: { labels: { [`k${i}`]: 'v' } } }, MERGE).then((r) => r.status)));
+  await srv.request('POST', `${API}/nodes`, {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Node',
+    metadata: { name: 'ctr-fields' },
+  });
+  const codes = await Promise.all(
+    Array.from({ length: 40 }, (_, i) =>
+      srv
+        .request('PATCH', `${API}/nodes/ctr-fields`, { metadata: { labels: { [`k${i}`]: 'v' } } }, MERGE)
+        .then((r) => r.status),
+    ),
+  );
   assert.deepEqual(new Set(codes), new Set([200]));
   assert.equal(Object.keys((await srv.request('GET', `${API}/nodes/ctr-fields`)).json.metadata.labels).length, 40);
 });
 
 test('concurrent creates of one name: exactly one wins', async () => {
-  const codes = await Promise.all(Array.from({ length: 20 }, () =>
-    srv.request('POST', `${API}/nodes`, { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name: 'ctr-once' } }).then((r) => r.status)));
+  const codes = await Promise.all(
+    Array.from({ length: 20 }, () =>
+      srv
+        .request('POST', `${API}/nodes`, {
+          apiVersion: 'meshctl.dev/v1alpha1',
+          kind: 'Node',
+          metadata: { name: 'ctr-once' },
+        })
+        .then((r) => r.status),
+    ),
+  );
   assert.equal(codes.filter((c) => c === 201).length, 1);
   assert.equal(codes.filter((c) => c === 409).length, 19);
 });

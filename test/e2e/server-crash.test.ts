@@ -19,25 +19,37 @@ const NAMES_PER_WRITER = 4;
 const EVENTS = '/apis/meshctl.dev/v1alpha1/events';
 
 /** What the test knows of one object: its last acknowledged state, and the request in flight (if any). */
-interface Known { acked: string | null; inFlight?: string | null }
+interface Known {
+  acked: string | null;
+  inFlight?: string | null;
+}
 
 function event(name: string, message: string): object {
   return {
-    apiVersion: 'meshctl.dev/v1alpha1', kind: 'Event', metadata: { name },
-    involvedObject: { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', name: 'n' }, type: 'Normal', reason: 'Crash', message,
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Event',
+    metadata: { name },
+    involvedObject: { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', name: 'n' },
+    type: 'Normal',
+    reason: 'Crash',
+    message,
   };
 }
 
 /** Starts the built control plane on a free port (plain HTTP on loopback) and waits until it serves. */
 async function startControlPlane(bin: string, dataDir: string): Promise<{ child: ChildProcess; config: ClientConfig }> {
-  const child = spawn(process.execPath, [bin, '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--insecure-http'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [bin, '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--insecure-http'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const lines: string[] = [];
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stderr }).on('line', (line) => {
       lines.push(line);
       if (line.includes('"msg":"Serving"')) resolve((JSON.parse(line) as { url: string }).url);
     });
-    child.on('exit', (code) => reject(new Error(`control plane exited (${code}) before serving:\n${lines.join('\n')}`)));
+    child.on('exit', (code) =>
+      reject(new Error(`control plane exited (${code}) before serving:\n${lines.join('\n')}`)),
+    );
   });
   const { parseMeshconfig } = await import('../../api/client/meshconfig.ts');
   const { readFileSync } = await import('node:fs');
@@ -46,7 +58,13 @@ async function startControlPlane(bin: string, dataDir: string): Promise<{ child:
 }
 
 /** One writer: creates, updates and deletes its own objects in turn until `stop` is set. */
-async function writer(config: ClientConfig, w: number, known: Map<string, Known>, stop: { now: boolean }, seq: { n: number; acked: number }): Promise<void> {
+async function writer(
+  config: ClientConfig,
+  w: number,
+  known: Map<string, Known>,
+  stop: { now: boolean },
+  seq: { n: number; acked: number },
+): Promise<void> {
   while (!stop.now) {
     const name = `w${w}-o${Math.floor(Math.random() * NAMES_PER_WRITER)}`;
     const k = known.get(name) ?? { acked: null };
@@ -75,46 +93,60 @@ async function writer(config: ClientConfig, w: number, known: Map<string, Known>
 async function verify(config: ClientConfig, known: Map<string, Known>, round: number): Promise<void> {
   const res = await httpRequest(config, 'GET', EVENTS);
   assert.equal(res.status, 200, res.text);
-  const live = new Map((res.json as { items: Array<{ metadata: { name: string }; message: string }> }).items.map((e) => [e.metadata.name, e.message]));
+  const live = new Map(
+    (res.json as { items: Array<{ metadata: { name: string }; message: string }> }).items.map((e) => [
+      e.metadata.name,
+      e.message,
+    ]),
+  );
   for (const [name, k] of known) {
     const now = live.get(name) ?? null;
     const allowed = 'inFlight' in k ? [k.acked, k.inFlight] : [k.acked];
-    assert.ok(allowed.includes(now), `after kill ${round}: ${name} is ${now ?? 'absent'}; acknowledged ${k.acked ?? 'absent'}, in flight ${'inFlight' in k ? k.inFlight ?? 'delete' : 'nothing'}`);
+    assert.ok(
+      allowed.includes(now),
+      `after kill ${round}: ${name} is ${now ?? 'absent'}; acknowledged ${k.acked ?? 'absent'}, in flight ${'inFlight' in k ? (k.inFlight ?? 'delete') : 'nothing'}`,
+    );
     k.acked = now;
     delete k.inFlight;
   }
 }
 
-test(`SIGKILL the control plane ${KILLS} times during a stream of writes: every acknowledged write survives`, { timeout: 240_000 }, async (t) => {
-  const cli = await buildCli();
-  const dataDir = mkdtempSync(join(tmpdir(), 'meshctl-crash-'));
-  let current: ChildProcess | undefined;
-  t.after(() => {
-    if (current && current.exitCode === null && current.signalCode === null) current.kill('SIGKILL');
-    rmSync(dataDir, { recursive: true, force: true });
-    cli.cleanup();
-  });
-  const bin = join(dirname(cli.bin), 'mesh-control-plane.js');
-  const known = new Map<string, Known>();
-  const seq = { n: 0, acked: 0 };
-  for (let round = 1; round <= KILLS; round++) {
+test(
+  `SIGKILL the control plane ${KILLS} times during a stream of writes: every acknowledged write survives`,
+  { timeout: 240_000 },
+  async (t) => {
+    const cli = await buildCli();
+    const dataDir = mkdtempSync(join(tmpdir(), 'meshctl-crash-'));
+    let current: ChildProcess | undefined;
+    t.after(() => {
+      if (current && current.exitCode === null && current.signalCode === null) current.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+      cli.cleanup();
+    });
+    const bin = join(dirname(cli.bin), 'mesh-control-plane.js');
+    const known = new Map<string, Known>();
+    const seq = { n: 0, acked: 0 };
+    for (let round = 1; round <= KILLS; round++) {
+      const { child, config } = await startControlPlane(bin, dataDir);
+      current = child;
+      await verify(config, known, round - 1);
+      const stop = { now: false };
+      const writers = Array.from({ length: WRITERS }, (_, w) => writer(config, w, known, stop, seq));
+      await new Promise((r) => setTimeout(r, 30 + Math.random() * 150));
+      const exited = new Promise((r) => child.on('exit', r));
+      child.kill('SIGKILL');
+      await exited;
+      stop.now = true;
+      await Promise.all(writers);
+    }
     const { child, config } = await startControlPlane(bin, dataDir);
     current = child;
-    await verify(config, known, round - 1);
-    const stop = { now: false };
-    const writers = Array.from({ length: WRITERS }, (_, w) => writer(config, w, known, stop, seq));
-    await new Promise((r) => setTimeout(r, 30 + Math.random() * 150));
-    const exited = new Promise((r) => child.on('exit', r));
-    child.kill('SIGKILL');
-    await exited;
-    stop.now = true;
-    await Promise.all(writers);
-  }
-  const { child, config } = await startControlPlane(bin, dataDir);
-  current = child;
-  await verify(config, known, KILLS);
-  child.kill('SIGTERM');
-  await new Promise((r) => child.on('exit', r));
-  t.diagnostic(`${KILLS} kills, ${seq.n} writes sent, ${seq.acked} acknowledged, ${known.size} objects checked after every restart`);
-  assert.ok(seq.acked > KILLS * 10, 'writes were really under way when the kills landed');
-});
+    await verify(config, known, KILLS);
+    child.kill('SIGTERM');
+    await new Promise((r) => child.on('exit', r));
+    t.diagnostic(
+      `${KILLS} kills, ${seq.n} writes sent, ${seq.acked} acknowledged, ${known.size} objects checked after every restart`,
+    );
+    assert.ok(seq.acked > KILLS * 10, 'writes were really under way when the kills landed');
+  },
+);

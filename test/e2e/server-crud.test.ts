@@ -8,12 +8,18 @@ const API = '/apis/meshctl.dev/v1alpha1';
 const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
 const MERGE = { 'content-type': 'application/merge-patch+json' };
 
-function node(name: string, spec: Record<string, unknown> = { site: 'home' }, labels: Record<string, string> = {}): Record<string, unknown> {
+function node(
+  name: string,
+  spec: Record<string, unknown> = { site: 'home' },
+  labels: Record<string, string> = {},
+): Record<string, unknown> {
   return { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name, labels }, spec };
 }
 
 let srv: TestServer;
-before(async () => { srv = await startServer(); });
+before(async () => {
+  srv = await startServer();
+});
 after(() => srv.stop());
 
 test('health endpoints answer without a token; discovery describes every kind', async () => {
@@ -28,7 +34,11 @@ test('health endpoints answer without a token; discovery describes every kind', 
   assert.match(v.json.gitVersion, /^v1\.32\.0-meshctl\./);
   assert.equal(typeof v.json.goVersion, 'string');
   assert.equal(typeof v.json.meshctlVersion, 'string');
-  assert.deepEqual((await srv.request('GET', '/api')).json, { kind: 'APIVersions', versions: [], serverAddressByClientCIDRs: [] });
+  assert.deepEqual((await srv.request('GET', '/api')).json, {
+    kind: 'APIVersions',
+    versions: [],
+    serverAddressByClientCIDRs: [],
+  });
   const groups = (await srv.request('GET', '/apis')).json;
   assert.equal(groups.kind, 'APIGroupList');
   assert.deepEqual(groups.groups[0].preferredVersion, { groupVersion: 'meshctl.dev/v1alpha1', version: 'v1alpha1' });
@@ -36,8 +46,13 @@ test('health endpoints answer without a token; discovery describes every kind', 
   assert.equal(list.kind, 'APIResourceList');
   const nodes = list.resources.find((r: { name: string }) => r.name === 'nodes');
   assert.deepEqual(nodes, {
-    name: 'nodes', singularName: 'node', namespaced: false, kind: 'Node',
-    verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'], shortNames: ['no'], categories: ['all', 'meshctl'],
+    name: 'nodes',
+    singularName: 'node',
+    namespaced: false,
+    kind: 'Node',
+    verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+    shortNames: ['no'],
+    categories: ['all', 'meshctl'],
   });
   assert.ok(list.resources.some((r: { name: string }) => r.name === 'nodes/status'));
   assert.ok(!list.resources.some((r: { name: string }) => r.name === 'events/status'));
@@ -91,27 +106,54 @@ test('generation changes on spec changes only', async () => {
 test('the main resource ignores status; /status ignores everything but status', async () => {
   const c = (await srv.request('POST', `${API}/nodes`, { ...node('st-a'), status: { reachable: true } })).json;
   assert.equal(c.status, undefined, 'status is not set on create');
-  const s = await srv.request('PUT', `${API}/nodes/st-a/status`, { ...c, spec: { site: 'ignored' }, metadata: { ...c.metadata, labels: { no: 'pe' } }, status: { reachable: true, agentVersion: '1.0' } });
+  const s = await srv.request('PUT', `${API}/nodes/st-a/status`, {
+    ...c,
+    spec: { site: 'ignored' },
+    metadata: { ...c.metadata, labels: { no: 'pe' } },
+    status: { reachable: true, agentVersion: '1.0' },
+  });
   assert.equal(s.status, 200, s.text);
   assert.deepEqual(s.json.status, { reachable: true, agentVersion: '1.0' });
   assert.equal(s.json.spec.site, 'home');
   assert.deepEqual(s.json.metadata.labels ?? {}, {});
-  const m = await srv.request('PUT', `${API}/nodes/st-a`, { ...s.json, spec: { site: 'moved' }, status: { reachable: false } });
+  const m = await srv.request('PUT', `${API}/nodes/st-a`, {
+    ...s.json,
+    spec: { site: 'moved' },
+    status: { reachable: false },
+  });
   assert.equal(m.status, 200, m.text);
   assert.equal(m.json.spec.site, 'moved');
   assert.deepEqual(m.json.status, { reachable: true, agentVersion: '1.0' });
-  const p = (await srv.request('PATCH', `${API}/nodes/st-a`, { spec: { site: 'again' }, status: { reachable: false } }, MERGE)).json;
+  const p = (
+    await srv.request('PATCH', `${API}/nodes/st-a`, { spec: { site: 'again' }, status: { reachable: false } }, MERGE)
+  ).json;
   assert.equal(p.spec.site, 'again');
   assert.equal(p.status.reachable, true);
-  const ps = (await srv.request('PATCH', `${API}/nodes/st-a/status`, { spec: { site: 'nope' }, status: { agentVersion: null } }, MERGE)).json;
+  const ps = (
+    await srv.request(
+      'PATCH',
+      `${API}/nodes/st-a/status`,
+      { spec: { site: 'nope' }, status: { agentVersion: null } },
+      MERGE,
+    )
+  ).json;
   assert.equal(ps.spec.site, 'again');
   assert.deepEqual(ps.status, { reachable: true });
   assert.deepEqual((await srv.request('GET', `${API}/nodes/st-a/status`)).json, ps);
 });
 
 test('merge patch: null deletes, objects merge, arrays replace', async () => {
-  await srv.request('POST', `${API}/nodes`, node('mp-a', { site: 'home', endpoint: '192.0.2.1:51820' }, { a: '1', b: '2' }));
-  const r = await srv.request('PATCH', `${API}/nodes/mp-a`, { metadata: { labels: { a: null, c: '3' } }, spec: { endpoint: null } }, MERGE);
+  await srv.request(
+    'POST',
+    `${API}/nodes`,
+    node('mp-a', { site: 'home', endpoint: '192.0.2.1:51820' }, { a: '1', b: '2' }),
+  );
+  const r = await srv.request(
+    'PATCH',
+    `${API}/nodes/mp-a`,
+    { metadata: { labels: { a: null, c: '3' } }, spec: { endpoint: null } },
+    MERGE,
+  );
   assert.equal(r.status, 200, r.text);
   assert.deepEqual(r.json.metadata.labels, { b: '2', c: '3' });
   assert.deepEqual(r.json.spec, { site: 'home' });
@@ -119,7 +161,12 @@ test('merge patch: null deletes, objects merge, arrays replace', async () => {
   assert.deepEqual(fin.json.metadata.finalizers, ['x/y', 'x/z']);
   const fin2 = await srv.request('PATCH', `${API}/nodes/mp-a`, { metadata: { finalizers: ['x/z'] } }, MERGE);
   assert.deepEqual(fin2.json.metadata.finalizers, ['x/z']);
-  const pinned = await srv.request('PATCH', `${API}/nodes/mp-a`, { metadata: { resourceVersion: fin2.json.metadata.resourceVersion, finalizers: null } }, MERGE);
+  const pinned = await srv.request(
+    'PATCH',
+    `${API}/nodes/mp-a`,
+    { metadata: { resourceVersion: fin2.json.metadata.resourceVersion, finalizers: null } },
+    MERGE,
+  );
   assert.equal(pinned.status, 200, pinned.text);
   assert.equal(pinned.json.metadata.finalizers, undefined);
 });
@@ -131,7 +178,9 @@ test('list with label and field selectors', async () => {
   const names = async (q: string): Promise<string[]> => {
     const r = await srv.request('GET', `${API}/nodes?${q}`);
     assert.equal(r.status, 200, r.text);
-    return r.json.items.map((o: { metadata: { name: string } }) => o.metadata.name).filter((n: string) => n.startsWith('sel-'));
+    return r.json.items
+      .map((o: { metadata: { name: string } }) => o.metadata.name)
+      .filter((n: string) => n.startsWith('sel-'));
   };
   assert.deepEqual(await names('labelSelector=env%3Dprod'), ['sel-a', 'sel-b']);
   assert.deepEqual(await names('labelSelector=tier%3Dweb,env!%3Dprod'), ['sel-c']);
@@ -151,11 +200,24 @@ test('dryRun=All validates and answers but writes nothing', async () => {
   const real = (await srv.request('POST', `${API}/nodes`, node('dry-b'))).json;
   const rv1 = srv.store.resourceVersion();
   assert.ok(Number(rv1) > Number(rv0));
-  assert.equal((await srv.request('PUT', `${API}/nodes/dry-b?dryRun=All`, { ...real, spec: { site: 'x' } })).json.spec.site, 'x');
-  assert.equal((await srv.request('PATCH', `${API}/nodes/dry-b?dryRun=All`, { spec: { site: 'y' } }, MERGE)).json.spec.site, 'y');
-  assert.equal((await srv.request('PATCH', `${API}/nodes/dry-b/status?dryRun=All`, { status: { reachable: true } }, MERGE)).status, 200);
+  assert.equal(
+    (await srv.request('PUT', `${API}/nodes/dry-b?dryRun=All`, { ...real, spec: { site: 'x' } })).json.spec.site,
+    'x',
+  );
+  assert.equal(
+    (await srv.request('PATCH', `${API}/nodes/dry-b?dryRun=All`, { spec: { site: 'y' } }, MERGE)).json.spec.site,
+    'y',
+  );
+  assert.equal(
+    (await srv.request('PATCH', `${API}/nodes/dry-b/status?dryRun=All`, { status: { reachable: true } }, MERGE)).status,
+    200,
+  );
   assert.equal((await srv.request('DELETE', `${API}/nodes/dry-b?dryRun=All`)).status, 200);
-  assert.equal((await srv.request('DELETE', `${API}/nodes/dry-b`, { kind: 'DeleteOptions', apiVersion: 'v1', dryRun: ['All'] })).status, 200);
+  assert.equal(
+    (await srv.request('DELETE', `${API}/nodes/dry-b`, { kind: 'DeleteOptions', apiVersion: 'v1', dryRun: ['All'] }))
+      .status,
+    200,
+  );
   assert.deepEqual((await srv.request('GET', `${API}/nodes/dry-b`)).json, real);
   assert.equal(srv.store.resourceVersion(), rv1);
   assert.equal((await srv.request('POST', `${API}/nodes?dryRun=Some`, node('dry-c'))).status, 400);
@@ -163,11 +225,15 @@ test('dryRun=All validates and answers but writes nothing', async () => {
 
 test('delete honours preconditions and propagationPolicy', async () => {
   const c = (await srv.request('POST', `${API}/nodes`, node('del-a'))).json;
-  const wrongUid = await srv.request('DELETE', `${API}/nodes/del-a`, { preconditions: { uid: '00000000-0000-0000-0000-000000000000' } });
+  const wrongUid = await srv.request('DELETE', `${API}/nodes/del-a`, {
+    preconditions: { uid: '00000000-0000-0000-0000-000000000000' },
+  });
   assert.equal(wrongUid.status, 409);
   assert.equal(wrongUid.json.reason, 'Conflict');
   assert.equal((await srv.request('DELETE', `${API}/nodes/del-a?propagationPolicy=Sideways`)).status, 400);
-  const ok = await srv.request('DELETE', `${API}/nodes/del-a?propagationPolicy=Orphan`, { preconditions: { uid: c.metadata.uid, resourceVersion: c.metadata.resourceVersion } });
+  const ok = await srv.request('DELETE', `${API}/nodes/del-a?propagationPolicy=Orphan`, {
+    preconditions: { uid: c.metadata.uid, resourceVersion: c.metadata.resourceVersion },
+  });
   assert.equal(ok.status, 200, ok.text);
 });
 
@@ -179,7 +245,19 @@ test('kubectl-style Table responses carry the kind columns', async () => {
   assert.equal(r.json.kind, 'Table');
   assert.equal(r.json.apiVersion, 'meta.k8s.io/v1');
   const cols = r.json.columnDefinitions.map((c: { name: string }) => c.name);
-  assert.deepEqual(cols, ['Name', 'Site', 'Reachable', 'Last Seen', 'Desired', 'Applied', 'Declaration', 'Endpoint', 'Overlay IP', 'Agent', 'Age']);
+  assert.deepEqual(cols, [
+    'Name',
+    'Site',
+    'Reachable',
+    'Last Seen',
+    'Desired',
+    'Applied',
+    'Declaration',
+    'Endpoint',
+    'Overlay IP',
+    'Agent',
+    'Age',
+  ]);
   assert.equal(r.json.columnDefinitions[7].priority, 1);
   const row = r.json.rows[0];
   assert.deepEqual(row.cells.slice(0, 2), ['tbl-a', 'home']);
@@ -192,5 +270,8 @@ test('kubectl-style Table responses carry the kind columns', async () => {
   assert.equal(full.json.rows[0].object.kind, 'Node');
   const none = await srv.request('GET', `${API}/nodes/tbl-a?includeObject=None`, undefined, { accept: TABLE });
   assert.equal(none.json.rows[0].object, undefined);
-  assert.equal((await srv.request('GET', `${API}/nodes/tbl-a`, undefined, { accept: 'application/json' })).json.kind, 'Node');
+  assert.equal(
+    (await srv.request('GET', `${API}/nodes/tbl-a`, undefined, { accept: 'application/json' })).json.kind,
+    'Node',
+  );
 });

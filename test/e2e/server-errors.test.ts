@@ -24,7 +24,9 @@ function status(r: HttpResult, code: number, reason: string): HttpResult['json']
 }
 
 let srv: TestServer;
-before(async () => { srv = await startServer({ tokens: { 'node-a-token': { kind: 'node', name: 'a' } } }); });
+before(async () => {
+  srv = await startServer({ tokens: { 'node-a-token': { kind: 'node', name: 'a' } } });
+});
 after(() => srv.stop());
 
 test('404 NotFound: missing objects, unknown kinds, paths and subresources', async () => {
@@ -48,39 +50,104 @@ test('409 AlreadyExists and Conflict (stale resourceVersion on PUT, /status and 
   assert.equal(dup.message, 'nodes.meshctl.dev "cf-a" already exists');
   const u = (await srv.request('PUT', `${API}/nodes/cf-a`, { ...c, spec: { site: 'two' } })).json;
   assert.notEqual(u.metadata.resourceVersion, c.metadata.resourceVersion);
-  const stale = status(await srv.request('PUT', `${API}/nodes/cf-a`, { ...c, spec: { site: 'three' } }), 409, 'Conflict');
+  const stale = status(
+    await srv.request('PUT', `${API}/nodes/cf-a`, { ...c, spec: { site: 'three' } }),
+    409,
+    'Conflict',
+  );
   assert.match(stale.message, /^Operation cannot be fulfilled on nodes\.meshctl\.dev "cf-a"/);
   status(await srv.request('PUT', `${API}/nodes/cf-a/status`, { ...c, status: { reachable: true } }), 409, 'Conflict');
-  status(await srv.request('PATCH', `${API}/nodes/cf-a`, { metadata: { resourceVersion: c.metadata.resourceVersion }, spec: { site: 'x' } }, MERGE), 409, 'Conflict');
-  status(await srv.request('PATCH', `${API}/nodes/cf-a/status`, { metadata: { resourceVersion: c.metadata.resourceVersion }, status: { reachable: true } }, MERGE), 409, 'Conflict');
+  status(
+    await srv.request(
+      'PATCH',
+      `${API}/nodes/cf-a`,
+      { metadata: { resourceVersion: c.metadata.resourceVersion }, spec: { site: 'x' } },
+      MERGE,
+    ),
+    409,
+    'Conflict',
+  );
+  status(
+    await srv.request(
+      'PATCH',
+      `${API}/nodes/cf-a/status`,
+      { metadata: { resourceVersion: c.metadata.resourceVersion }, status: { reachable: true } },
+      MERGE,
+    ),
+    409,
+    'Conflict',
+  );
   assert.equal((await srv.request('GET', `${API}/nodes/cf-a`)).json.spec.site, 'two');
 });
 
 test('422 Invalid with field causes, on create, update, patch and /status', async () => {
-  const s = status(await srv.request('POST', `${API}/nodes`, node('inv-a', { site: 'Bad Site!', bogus: 1 })), 422, 'Invalid');
+  const s = status(
+    await srv.request('POST', `${API}/nodes`, node('inv-a', { site: 'Bad Site!', bogus: 1 })),
+    422,
+    'Invalid',
+  );
   assert.deepEqual(s.details.causes.map((c: { field: string }) => c.field).sort(), ['spec.bogus', 'spec.site']);
   assert.ok(s.details.causes.every((c: { message: string }) => c.message.length > 0));
   assert.equal(s.details.name, 'inv-a');
   assert.match(s.message, /^Node\.meshctl\.dev "inv-a" is invalid: /);
-  const mesh = status(await srv.request('POST', `${API}/meshes`, { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Mesh', metadata: { name: 'other' }, spec: {} }), 422, 'Invalid');
+  const mesh = status(
+    await srv.request('POST', `${API}/meshes`, {
+      apiVersion: 'meshctl.dev/v1alpha1',
+      kind: 'Mesh',
+      metadata: { name: 'other' },
+      spec: {},
+    }),
+    422,
+    'Invalid',
+  );
   assert.equal(mesh.details.causes[0].field, 'metadata.name');
   assert.match(mesh.details.causes[0].message, /singleton/);
-  const noName = status(await srv.request('POST', `${API}/nodes`, { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: {} }), 422, 'Invalid');
+  const noName = status(
+    await srv.request('POST', `${API}/nodes`, { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: {} }),
+    422,
+    'Invalid',
+  );
   assert.equal(noName.details.causes[0].field, 'metadata.name');
   status(await srv.request('POST', `${API}/nodes`, node('Upper_Case')), 422, 'Invalid');
   const c = (await srv.request('POST', `${API}/nodes`, node('inv-b'))).json;
   status(await srv.request('PUT', `${API}/nodes/inv-b`, { ...c, spec: { site: 'BAD' } }), 422, 'Invalid');
-  const p = status(await srv.request('PATCH', `${API}/nodes/inv-b`, { spec: { endpoint: 'no-port' } }, MERGE), 422, 'Invalid');
+  const p = status(
+    await srv.request('PATCH', `${API}/nodes/inv-b`, { spec: { endpoint: 'no-port' } }, MERGE),
+    422,
+    'Invalid',
+  );
   assert.equal(p.details.causes[0].field, 'spec.endpoint');
-  const st = status(await srv.request('PATCH', `${API}/nodes/inv-b/status`, { status: { reachable: 'yes' } }, MERGE), 422, 'Invalid');
+  const st = status(
+    await srv.request('PATCH', `${API}/nodes/inv-b/status`, { status: { reachable: 'yes' } }, MERGE),
+    422,
+    'Invalid',
+  );
   assert.equal(st.details.causes[0].field, 'status.reachable');
   assert.deepEqual((await srv.request('GET', `${API}/nodes/inv-b`)).json, c);
 });
 
 test('400 BadRequest: malformed JSON and YAML, wrong kind/apiVersion/name, bad parameters', async () => {
-  assert.match(status(await srv.request('POST', `${API}/nodes`, '{"apiVersion": "meshctl.dev/v1alpha1", "kind": '), 400, 'BadRequest').message, /not valid JSON/);
-  assert.match(status(await srv.request('POST', `${API}/nodes`, 'kind: [Node\nmetadata: {', { 'content-type': 'application/yaml' }), 400, 'BadRequest').message, /not valid YAML/);
-  status(await srv.request('POST', `${API}/nodes`, 'a: 1\n---\nb: 2\n', { 'content-type': 'application/yaml' }), 400, 'BadRequest');
+  assert.match(
+    status(
+      await srv.request('POST', `${API}/nodes`, '{"apiVersion": "meshctl.dev/v1alpha1", "kind": '),
+      400,
+      'BadRequest',
+    ).message,
+    /not valid JSON/,
+  );
+  assert.match(
+    status(
+      await srv.request('POST', `${API}/nodes`, 'kind: [Node\nmetadata: {', { 'content-type': 'application/yaml' }),
+      400,
+      'BadRequest',
+    ).message,
+    /not valid YAML/,
+  );
+  status(
+    await srv.request('POST', `${API}/nodes`, 'a: 1\n---\nb: 2\n', { 'content-type': 'application/yaml' }),
+    400,
+    'BadRequest',
+  );
   status(await srv.request('POST', `${API}/nodes`, '[1,2]'), 400, 'BadRequest');
   status(await srv.request('POST', `${API}/nodes`, ''), 400, 'BadRequest');
   status(await srv.request('PATCH', `${API}/nodes/whatever`, '{nope', MERGE), 400, 'BadRequest');
@@ -89,13 +156,27 @@ test('400 BadRequest: malformed JSON and YAML, wrong kind/apiVersion/name, bad p
   const av = status(await srv.request('POST', `${API}/nodes`, { ...node('k'), apiVersion: 'v1' }), 400, 'BadRequest');
   assert.match(av.message, /apiVersion in the body \("v1"\) does not match/);
   const c = (await srv.request('POST', `${API}/nodes`, node('br-a'))).json;
-  const name = status(await srv.request('PUT', `${API}/nodes/br-a`, { ...c, metadata: { ...c.metadata, name: 'br-b' } }), 400, 'BadRequest');
+  const name = status(
+    await srv.request('PUT', `${API}/nodes/br-a`, { ...c, metadata: { ...c.metadata, name: 'br-b' } }),
+    400,
+    'BadRequest',
+  );
   assert.match(name.message, /does not match the name on the URL/);
   status(await srv.request('PATCH', `${API}/nodes/br-a`, { metadata: { name: 'br-b' } }, MERGE), 400, 'BadRequest');
   status(await srv.request('GET', `${API}/nodes?watch=1&resourceVersion=abc`), 400, 'BadRequest');
   status(await srv.request('GET', `${API}/nodes?watch=1&timeoutSeconds=-1`), 400, 'BadRequest');
-  status(await srv.request('GET', `${API}/nodes?watch=1&labelSelector=${encodeURIComponent('a in b')}`), 400, 'BadRequest');
-  status(await srv.request('GET', `${API}/nodes?includeObject=All`, undefined, { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' }), 400, 'BadRequest');
+  status(
+    await srv.request('GET', `${API}/nodes?watch=1&labelSelector=${encodeURIComponent('a in b')}`),
+    400,
+    'BadRequest',
+  );
+  status(
+    await srv.request('GET', `${API}/nodes?includeObject=All`, undefined, {
+      accept: 'application/json;as=Table;v=v1;g=meta.k8s.io',
+    }),
+    400,
+    'BadRequest',
+  );
   status(await srv.request('GET', `${API}/nodes/%E0%A4%A`), 400, 'BadRequest');
   const deep = '{"a":'.repeat(200) + '1' + '}'.repeat(200);
   status(await srv.request('POST', `${API}/nodes`, deep), 400, 'BadRequest');
@@ -108,7 +189,11 @@ test('413 for oversized bodies (declared or streamed); the connection stays usab
   const small = await startServer({ maxBodyBytes: 1024 });
   try {
     const body = JSON.stringify({ ...node('big'), metadata: { name: 'big', annotations: { pad: 'x'.repeat(4000) } } });
-    status(await small.request('POST', `${API}/nodes`, body, { 'transfer-encoding': 'chunked' }), 413, 'RequestEntityTooLarge');
+    status(
+      await small.request('POST', `${API}/nodes`, body, { 'transfer-encoding': 'chunked' }),
+      413,
+      'RequestEntityTooLarge',
+    );
     status(await small.request('PUT', `${API}/nodes/big`, body), 413, 'RequestEntityTooLarge');
     assert.equal((await small.request('POST', `${API}/nodes`, node('fits'))).status, 201);
     assert.equal((await small.request('GET', `${API}/nodes/big`)).status, 404);
@@ -119,8 +204,17 @@ test('413 for oversized bodies (declared or streamed); the connection stays usab
 
 test('415 for every patch type but merge patch, and for unknown body types', async () => {
   await srv.request('POST', `${API}/nodes`, node('um-a'));
-  for (const type of ['application/json-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml', 'application/json']) {
-    const s = status(await srv.request('PATCH', `${API}/nodes/um-a`, '[]', { 'content-type': type }), 415, 'UnsupportedMediaType');
+  for (const type of [
+    'application/json-patch+json',
+    'application/strategic-merge-patch+json',
+    'application/apply-patch+yaml',
+    'application/json',
+  ]) {
+    const s = status(
+      await srv.request('PATCH', `${API}/nodes/um-a`, '[]', { 'content-type': type }),
+      415,
+      'UnsupportedMediaType',
+    );
     assert.match(s.message, /application\/merge-patch\+json/);
   }
   status(await srv.request('POST', `${API}/nodes`, 'x', { 'content-type': 'text/plain' }), 415, 'UnsupportedMediaType');
@@ -138,11 +232,24 @@ test('401 without a valid token, everywhere but the health checks', async () => 
 test('403 Forbidden names what a non-admin identity was refused', async () => {
   const auth = { authorization: 'Bearer node-a-token' };
   const s = status(await srv.request('GET', `${API}/nodes/a`, undefined, auth), 403, 'Forbidden');
-  assert.equal(s.message, 'nodes.meshctl.dev "a" is forbidden: User "system:node:a" cannot get resource "nodes" in API group "meshctl.dev" at the cluster scope');
-  const st = status(await srv.request('PATCH', `${API}/nodes/a/status`, { status: {} }, { ...auth, ...MERGE }), 403, 'Forbidden');
+  assert.equal(
+    s.message,
+    'nodes.meshctl.dev "a" is forbidden: User "system:node:a" cannot get resource "nodes" in API group "meshctl.dev" at the cluster scope',
+  );
+  const st = status(
+    await srv.request('PATCH', `${API}/nodes/a/status`, { status: {} }, { ...auth, ...MERGE }),
+    403,
+    'Forbidden',
+  );
   assert.match(st.message, /cannot patch resource "nodes\/status"/);
-  assert.match(status(await srv.request('GET', `${API}/nodes?watch=1`, undefined, auth), 403, 'Forbidden').message, /cannot watch resource "nodes"/);
-  assert.match(status(await srv.request('GET', '/apis', undefined, auth), 403, 'Forbidden').message, /cannot get path "\/apis"/);
+  assert.match(
+    status(await srv.request('GET', `${API}/nodes?watch=1`, undefined, auth), 403, 'Forbidden').message,
+    /cannot watch resource "nodes"/,
+  );
+  assert.match(
+    status(await srv.request('GET', '/apis', undefined, auth), 403, 'Forbidden').message,
+    /cannot get path "\/apis"/,
+  );
   assert.equal((await srv.request('GET', `${API}/nodes/a`)).status, 404, 'the admin is not refused');
 });
 
@@ -165,14 +272,20 @@ test('405 for methods a path does not support, with an Allow header', async () =
 });
 
 test('406 when only other representations are acceptable', async () => {
-  status(await srv.request('GET', `${API}/nodes`, undefined, { accept: 'application/vnd.kubernetes.protobuf' }), 406, 'NotAcceptable');
+  status(
+    await srv.request('GET', `${API}/nodes`, undefined, { accept: 'application/vnd.kubernetes.protobuf' }),
+    406,
+    'NotAcceptable',
+  );
   assert.equal((await srv.request('GET', `${API}/nodes`, undefined, { accept: 'text/html,*/*;q=0.8' })).status, 200);
 });
 
 test('an unexpected exception is a generic 500; its stack goes to the log only', async () => {
   const logged: Record<string, unknown>[] = [];
   const broken = await startServer({
-    authorize: () => { throw new Error('secret detail'); },
+    authorize: () => {
+      throw new Error('secret detail');
+    },
     logger: { info: () => {}, error: (msg, f) => logged.push({ msg, ...f }) },
   });
   try {

@@ -17,7 +17,11 @@ function tempDir(t: { after(fn: () => void): void }): string {
 }
 
 function runMain(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'controllers/main.ts', ...args], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 20_000 });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'controllers/main.ts', ...args], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -25,7 +29,9 @@ test('first start serves HTTPS with a 0600 admin.meshconfig; SIGTERM exits 0; a 
   const dataDir = tempDir(t);
   const first = await spawnControlPlane({ dataDir });
   let stopped = false;
-  t.after(async () => { if (!stopped) await first.kill(); });
+  t.after(async () => {
+    if (!stopped) await first.kill();
+  });
   assert.match(first.url, /^https:\/\/127\.0\.0\.1:\d+$/);
   assert.equal(statSync(first.meshconfigPath).mode & 0o777, 0o600);
   assert.equal(first.config.server, first.url);
@@ -33,7 +39,12 @@ test('first start serves HTTPS with a 0600 admin.meshconfig; SIGTERM exits 0; a 
   const v = await httpRequest(first.config, 'GET', '/version');
   assert.equal(v.status, 200);
   assert.equal((await httpRequest({ ...first.config, token: 'wrong' }, 'GET', `${API}/nodes`)).status, 401);
-  const c = await httpRequest(first.config, 'POST', `${API}/nodes`, { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name: 'kept' }, spec: { site: 'home' } });
+  const c = await httpRequest(first.config, 'POST', `${API}/nodes`, {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Node',
+    metadata: { name: 'kept' },
+    spec: { site: 'home' },
+  });
   assert.equal(c.status, 201, c.text);
   assert.equal(await first.stop(), 0);
   stopped = true;

@@ -11,7 +11,8 @@ function node(name: string, labels: Record<string, string> = {}): Record<string,
   return { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name, labels }, spec: { site: 'home' } };
 }
 
-const summary = (e: { type: string; object: { metadata: { name?: string } } }): string => `${e.type} ${e.object.metadata.name}`;
+const summary = (e: { type: string; object: { metadata: { name?: string } } }): string =>
+  `${e.type} ${e.object.metadata.name}`;
 
 async function until(cond: () => boolean, ms = 2000): Promise<void> {
   const end = Date.now() + ms;
@@ -22,11 +23,14 @@ async function until(cond: () => boolean, ms = 2000): Promise<void> {
 }
 
 let srv: TestServer;
-before(async () => { srv = await startServer({ watchHeartbeatMs: 100 }); });
+before(async () => {
+  srv = await startServer({ watchHeartbeatMs: 100 });
+});
 after(() => srv.stop());
 
 test('a watch from resourceVersion 0 (or none) replays ADDED, then streams changes', async () => {
-  for (const n of ['w0-b', 'w0-a']) assert.equal((await srv.request('POST', `${API}/nodes`, node(n, { grp: 'w0' }))).status, 201);
+  for (const n of ['w0-b', 'w0-a'])
+    assert.equal((await srv.request('POST', `${API}/nodes`, node(n, { grp: 'w0' }))).status, 201);
   for (const q of ['watch=1&resourceVersion=0', 'watch=true']) {
     const w = await openStream(srv.config, `${API}/nodes?${q}&labelSelector=grp%3Dw0`);
     try {
@@ -75,7 +79,8 @@ test('a resourceVersion older than the event log: HTTP 200, one ERROR event with
   const tiny = await startServer({ store: { eventLogCapacity: 3 } });
   try {
     const c = (await tiny.request('POST', `${API}/nodes`, node('old-a'))).json;
-    for (let i = 0; i < 6; i++) await tiny.request('PATCH', `${API}/nodes/old-a`, { metadata: { labels: { i: String(i) } } }, MERGE);
+    for (let i = 0; i < 6; i++)
+      await tiny.request('PATCH', `${API}/nodes/old-a`, { metadata: { labels: { i: String(i) } } }, MERGE);
     const w = await openStream(tiny.config, `${API}/nodes?watch=1&resourceVersion=${c.metadata.resourceVersion}`);
     assert.equal(w.status, 200);
     const e = await w.next();
@@ -96,7 +101,10 @@ test('allowWatchBookmarks: BOOKMARK events carry the newest resourceVersion seen
     const t0 = Date.now();
     const b = await w.next(1000);
     assert.ok(Date.now() - t0 < 500);
-    assert.deepEqual(b, { type: 'BOOKMARK', object: { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { resourceVersion: rv } } });
+    assert.deepEqual(b, {
+      type: 'BOOKMARK',
+      object: { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { resourceVersion: rv } },
+    });
     const c = (await srv.request('POST', `${API}/nodes`, node('bm-a'))).json;
     let e = await w.next();
     while (e.type === 'BOOKMARK') e = await w.next();
@@ -110,7 +118,10 @@ test('allowWatchBookmarks: BOOKMARK events carry the newest resourceVersion seen
 });
 
 test('an idle watch gets heartbeat newlines; timeoutSeconds ends it cleanly', async () => {
-  const w = await openStream(srv.config, `${API}/nodes?watch=1&resourceVersion=${srv.store.resourceVersion()}&timeoutSeconds=1`);
+  const w = await openStream(
+    srv.config,
+    `${API}/nodes?watch=1&resourceVersion=${srv.store.resourceVersion()}&timeoutSeconds=1`,
+  );
   const t0 = Date.now();
   await w.ended;
   const took = Date.now() - t0;
@@ -143,7 +154,9 @@ test('selectors apply to watches: leaving the selection is a DELETED event', asy
 
 test('Table watches (kubectl get -w) stream one-row Tables', async () => {
   const accept = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
-  const w = await openStream(srv.config, `${API}/nodes?watch=1&resourceVersion=${srv.store.resourceVersion()}`, { accept });
+  const w = await openStream(srv.config, `${API}/nodes?watch=1&resourceVersion=${srv.store.resourceVersion()}`, {
+    accept,
+  });
   try {
     await srv.request('POST', `${API}/nodes`, node('tw-a'));
     const e = await w.next();
@@ -173,7 +186,9 @@ test('one change reaches 1,000 watchers quickly (serialized once)', async () => 
   try {
     await fan.request('POST', `${API}/nodes`, node('fan-a'));
     const rv = fan.store.resourceVersion();
-    const streams = await Promise.all(Array.from({ length: 1000 }, () => openStream(fan.config, `${API}/nodes?watch=1&resourceVersion=${rv}`)));
+    const streams = await Promise.all(
+      Array.from({ length: 1000 }, () => openStream(fan.config, `${API}/nodes?watch=1&resourceVersion=${rv}`)),
+    );
     await until(() => fan.store.stats().watchers === 1000, 10_000);
     const t0 = performance.now();
     const got = streams.map((s) => s.next(5000).then(() => performance.now() - t0));
@@ -181,7 +196,9 @@ test('one change reaches 1,000 watchers quickly (serialized once)', async () => 
     const times = (await Promise.all(got)).sort((a, b) => a - b);
     assert.equal((await patched).status, 200);
     const last = times[times.length - 1];
-    console.log(`fan-out to 1000 watchers: first ${times[0].toFixed(1)} ms, last ${last.toFixed(1)} ms (including the durable write)`);
+    console.log(
+      `fan-out to 1000 watchers: first ${times[0].toFixed(1)} ms, last ${last.toFixed(1)} ms (including the durable write)`,
+    );
     assert.ok(last < 1000, `last watcher after ${last} ms`);
     for (const s of streams) s.close();
   } finally {

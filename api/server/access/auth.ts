@@ -67,7 +67,10 @@ export function forbidden(identity: Identity, attrs: RequestAttributes, why?: st
   const user = userName(identity);
   const reason = why ? `: ${why}` : '';
   if (!attrs.plural) {
-    return new ApiError({ reason: 'Forbidden', message: `forbidden: User "${user}" cannot ${attrs.verb} path "${attrs.path}"${reason}` });
+    return new ApiError({
+      reason: 'Forbidden',
+      message: `forbidden: User "${user}" cannot ${attrs.verb} path "${attrs.path}"${reason}`,
+    });
   }
   const resource = attrs.subresource ? `${attrs.plural}/${attrs.subresource}` : attrs.plural;
   const subject = attrs.name ? `${attrs.plural}.${GROUP} "${attrs.name}"` : `${attrs.plural}.${GROUP}`;
@@ -79,7 +82,8 @@ export function forbidden(identity: Identity, attrs: RequestAttributes, why?: st
 }
 
 /** The policy of this issue: the admin may do everything; every other identity is refused. */
-export const adminOnly: Authorizer = (identity, attrs) => (identity.kind === 'admin' ? undefined : forbidden(identity, attrs));
+export const adminOnly: Authorizer = (identity, attrs) =>
+  identity.kind === 'admin' ? undefined : forbidden(identity, attrs);
 
 /** The 401 for a request without a valid credential. */
 export function unauthorized(): ApiError {

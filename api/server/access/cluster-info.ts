@@ -24,7 +24,9 @@ export interface ClusterInfoOptions {
 }
 
 /** Creates the `GET /cluster-info` handler. */
-export function createClusterInfoHandler(opts: ClusterInfoOptions): (req: IncomingMessage, res: ServerResponse) => void {
+export function createClusterInfoHandler(
+  opts: ClusterInfoOptions,
+): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const scheme = req.socket instanceof TLSSocket ? 'https' : 'http';
     const server = opts.serverUrl?.() ?? `${scheme}://${req.headers.host ?? 'localhost'}`;

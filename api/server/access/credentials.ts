@@ -42,7 +42,8 @@ export function createNodeCredentials(opts: NodeCredentialsOptions): NodeCredent
     const next = new Map<string, string>();
     for (const obj of store.list(SECRETS).items) {
       const s = obj as Secret;
-      if (s.type === 'node-credential' && typeof s.data?.sha256 === 'string') next.set(s.data.sha256, s.metadata.name!.slice('node.'.length));
+      if (s.type === 'node-credential' && typeof s.data?.sha256 === 'string')
+        next.set(s.data.sha256, s.metadata.name!.slice('node.'.length));
     }
     index = next;
     builtAtRv = store.resourceVersion();
@@ -83,7 +84,12 @@ export function createNodeCredentials(opts: NodeCredentialsOptions): NodeCredent
       const name = node.metadata.name!;
       const credential = randomBytes(32).toString('base64url');
       const sha256 = hashToken(credential);
-      await writeSecret(store, { name: nodeSecretName(name), type: 'node-credential', owner: node, data: { sha256, nodeKey } });
+      await writeSecret(store, {
+        name: nodeSecretName(name),
+        type: 'node-credential',
+        owner: node,
+        data: { sha256, nodeKey },
+      });
       for (const [h, n] of index) if (n === name) index.delete(h);
       index.set(sha256, name);
       return credential;

@@ -34,10 +34,17 @@ export interface JoinHandlerOptions {
 }
 
 /** A checked join request. */
-interface JoinRequest { token: string; nodeName: string; site?: string; nodeKey: string }
+interface JoinRequest {
+  token: string;
+  nodeName: string;
+  site?: string;
+  nodeKey: string;
+}
 
 /** Creates the `POST /join` handler (joins are serialized). */
-export function createJoinHandler(opts: JoinHandlerOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+export function createJoinHandler(
+  opts: JoinHandlerOptions,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   let queue: Promise<unknown> = Promise.resolve();
   return async (req, res) => {
     const body = parseBody(await readBody(req, MAX_JOIN_BYTES), 'json');
@@ -54,13 +61,21 @@ async function join(opts: JoinHandlerOptions, input: JoinRequest): Promise<strin
   const token = checkJoinToken(store, input.token);
   const known = credentials.nodeKey(input.nodeName);
   if (known !== undefined && known !== input.nodeKey) {
-    throw ApiError.conflict('nodes', input.nodeName, `node ${input.nodeName} already joined with another key; ` +
-      `to give the name to this machine, delete the node first (meshctl delete node ${input.nodeName}), or join with another --name`);
+    throw ApiError.conflict(
+      'nodes',
+      input.nodeName,
+      `node ${input.nodeName} already joined with another key; ` +
+        `to give the name to this machine, delete the node first (meshctl delete node ${input.nodeName}), or join with another --name`,
+    );
   }
   await markTokenUsed(store, token, input.nodeName);
   const node = await ensureNode(store, input);
   const credential = await credentials.issue(node, input.nodeKey);
-  logger.info(known ? 'Re-joined Node' : 'Joined Node', { node: input.nodeName, token: token.metadata.name, site: input.site });
+  logger.info(known ? 'Re-joined Node' : 'Joined Node', {
+    node: input.nodeName,
+    token: token.metadata.name,
+    site: input.site,
+  });
   return credential;
 }
 
@@ -77,21 +92,32 @@ async function ensureNode(store: Store, input: JoinRequest): Promise<KubeObject>
 }
 
 function nodeObject(input: { nodeName: string; site?: string }): Node {
-  return { apiVersion: API_VERSION, kind: 'Node', metadata: { name: input.nodeName }, spec: input.site ? { site: input.site } : {} };
+  return {
+    apiVersion: API_VERSION,
+    kind: 'Node',
+    metadata: { name: input.nodeName },
+    spec: input.site ? { site: input.site } : {},
+  };
 }
 
 /** Checks the body's shape (400), then the name, site and key (422 with causes). */
 function checkRequest(body: Record<string, unknown>): JoinRequest {
   for (const field of ['token', 'nodeName', 'nodeKey'] as const) {
-    if (typeof body[field] !== 'string' || body[field] === '') throw ApiError.badRequest(`the join request needs "${field}" (a non-empty string)`);
+    if (typeof body[field] !== 'string' || body[field] === '')
+      throw ApiError.badRequest(`the join request needs "${field}" (a non-empty string)`);
   }
   if (body.site !== undefined && typeof body.site !== 'string') throw ApiError.badRequest('"site" must be a string');
   const input: JoinRequest = {
-    token: body.token as string, nodeName: body.nodeName as string, nodeKey: body.nodeKey as string,
+    token: body.token as string,
+    nodeName: body.nodeName as string,
+    nodeKey: body.nodeKey as string,
     ...(body.site ? { site: body.site } : {}),
   };
   const fields: Record<string, string> = { 'metadata.name': 'nodeName', 'spec.site': 'site' };
-  const causes: StatusCause[] = validateObject(nodeObject(input)).map((c) => ({ ...c, field: fields[c.field ?? ''] ?? c.field }));
+  const causes: StatusCause[] = validateObject(nodeObject(input)).map((c) => ({
+    ...c,
+    field: fields[c.field ?? ''] ?? c.field,
+  }));
   const keyProblem = checkNodeKey(input.nodeKey);
   if (keyProblem) causes.push({ field: 'nodeKey', reason: 'FieldValueInvalid', message: keyProblem });
   if (causes.length) throw ApiError.invalid('Node', input.nodeName, causes);
@@ -114,6 +140,9 @@ function checkNodeKey(nodeKey: string): string | undefined {
 
 /** The key re-encoded, so that the same key always compares equal. */
 function canonicalKey(nodeKey: string): string {
-  const der = createPublicKey({ key: Buffer.from(nodeKey, 'base64'), format: 'der', type: 'spki' }).export({ type: 'spki', format: 'der' });
+  const der = createPublicKey({ key: Buffer.from(nodeKey, 'base64'), format: 'der', type: 'spki' }).export({
+    type: 'spki',
+    format: 'der',
+  });
   return der.toString('base64');
 }

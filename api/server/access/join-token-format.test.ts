@@ -10,7 +10,13 @@ test('join tokens: <id>.<secret> of [a-z0-9], 6 and 16 characters, random', () =
     assert.match(token, TOKEN_PATTERN);
     assert.equal(tokenId(token), id);
   }
-  for (const bad of ['abcdef', 'abcdef.0123456789abcde', 'ABCDEF.0123456789abcdef', 'abcdef.0123456789abcdef0', ' abcdef.0123456789abcdef']) {
+  for (const bad of [
+    'abcdef',
+    'abcdef.0123456789abcde',
+    'ABCDEF.0123456789abcdef',
+    'abcdef.0123456789abcdef0',
+    ' abcdef.0123456789abcdef',
+  ]) {
     assert.equal(tokenId(bad), undefined, bad);
   }
 });

@@ -18,7 +18,12 @@ import { hashToken } from './auth.ts';
 import { bodyFormat, parseBody, readBody } from '../http/body.ts';
 import { dryRunParam } from '../resources/context.ts';
 import {
-  DEFAULT_TTL, TOKEN_ID_PATTERN, generateTokenId, generateTokenSecret, ttlMs, tokenId,
+  DEFAULT_TTL,
+  TOKEN_ID_PATTERN,
+  generateTokenId,
+  generateTokenSecret,
+  ttlMs,
+  tokenId,
 } from './join-token-format.ts';
 import { sendJson } from '../http/respond.ts';
 import { joinTokenSecretName, readSecret, sameHash, writeSecret } from './secrets.ts';
@@ -45,7 +50,11 @@ export interface TokenCreateRequest {
  */
 export async function createJoinToken(r: TokenCreateRequest): Promise<void> {
   const format = bodyFormat(r.req.headers['content-type'], ['json', 'yaml']);
-  if (!format) throw new ApiError({ reason: 'UnsupportedMediaType', message: 'a JoinToken must be sent as application/json or application/yaml' });
+  if (!format)
+    throw new ApiError({
+      reason: 'UnsupportedMediaType',
+      message: 'a JoinToken must be sent as application/json or application/yaml',
+    });
   const body = checkTypeMeta(INFO, parseBody(await readBody(r.req, r.maxBodyBytes), format));
   if (!body.metadata.name) {
     body.metadata.name = freeId(r.store);
@@ -64,7 +73,12 @@ export async function createJoinToken(r: TokenCreateRequest): Promise<void> {
     return;
   }
   const token = `${id}.${generateTokenSecret()}`;
-  await writeSecret(r.store, { name: joinTokenSecretName(id), type: 'join-token', owner: created, data: { sha256: hashToken(token) } });
+  await writeSecret(r.store, {
+    name: joinTokenSecretName(id),
+    type: 'join-token',
+    owner: created,
+    data: { sha256: hashToken(token) },
+  });
   r.logger.info('Created JoinToken', { name: id, expiresAt: obj.status.expiresAt });
   sendJson(r.res, 201, created, { [TOKEN_HEADER]: token, 'Cache-Control': 'no-store' });
 }
@@ -87,19 +101,32 @@ const CREATE_ANOTHER = 'create a new one with `meshctl token create`';
 /** Checks a presented token; returns its JoinToken or throws the 401 saying why it cannot be used. */
 export function checkJoinToken(store: Store, token: string, now = Date.now()): JoinToken & KubeObject {
   const id = tokenId(token);
-  if (!id) throw refusedToken('it is not of the form <id>.<secret> ([a-z0-9]{6}.[a-z0-9]{16}); copy it again from `meshctl token create`');
+  if (!id)
+    throw refusedToken(
+      'it is not of the form <id>.<secret> ([a-z0-9]{6}.[a-z0-9]{16}); copy it again from `meshctl token create`',
+    );
   const obj = store.get(PLURAL, id) as (JoinToken & KubeObject) | undefined;
-  if (!obj) throw refusedToken(`join token ${id} does not exist: it was deleted, or never created on this control plane; ${CREATE_ANOTHER}`);
+  if (!obj)
+    throw refusedToken(
+      `join token ${id} does not exist: it was deleted, or never created on this control plane; ${CREATE_ANOTHER}`,
+    );
   const stored = readSecret(store, joinTokenSecretName(id), 'join-token')?.data.sha256;
-  if (!stored) throw refusedToken(`join token ${id} has no secret (it was not made by \`meshctl token create\`); ${CREATE_ANOTHER}`);
+  if (!stored)
+    throw refusedToken(
+      `join token ${id} has no secret (it was not made by \`meshctl token create\`); ${CREATE_ANOTHER}`,
+    );
   if (!sameHash(hashToken(token), stored)) {
     throw refusedToken(`the secret of join token ${id} is wrong; check the token for typos`);
   }
   const s = obj.status ?? {};
-  if (s.used) throw refusedToken(`join token ${id} was already used${s.usedBy ? ` by node ${s.usedBy}` : ''}${s.usedAt ? ` at ${s.usedAt}` : ''}; tokens are single-use: ${CREATE_ANOTHER}`);
+  if (s.used)
+    throw refusedToken(
+      `join token ${id} was already used${s.usedBy ? ` by node ${s.usedBy}` : ''}${s.usedAt ? ` at ${s.usedAt}` : ''}; tokens are single-use: ${CREATE_ANOTHER}`,
+    );
   if (obj.metadata.deletionTimestamp) throw refusedToken(`join token ${id} is being deleted; ${CREATE_ANOTHER}`);
   const expiresAt = s.expiresAt ? Date.parse(s.expiresAt) : NaN;
-  if (!(now < expiresAt)) throw refusedToken(`join token ${id} has expired${s.expiresAt ? ` (at ${s.expiresAt})` : ''}; ${CREATE_ANOTHER}`);
+  if (!(now < expiresAt))
+    throw refusedToken(`join token ${id} has expired${s.expiresAt ? ` (at ${s.expiresAt})` : ''}; ${CREATE_ANOTHER}`);
   return obj;
 }
 
@@ -110,7 +137,8 @@ export async function markTokenUsed(store: Store, token: JoinToken & KubeObject,
   try {
     await store.update(PLURAL, next, { subresource: 'status' });
   } catch (e) {
-    if (isReason(e, 'Conflict') || isReason(e, 'NotFound')) throw refusedToken(`join token ${token.metadata.name} was used or deleted at the same time; ${CREATE_ANOTHER}`);
+    if (isReason(e, 'Conflict') || isReason(e, 'NotFound'))
+      throw refusedToken(`join token ${token.metadata.name} was used or deleted at the same time; ${CREATE_ANOTHER}`);
     throw e;
   }
 }

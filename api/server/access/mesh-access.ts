@@ -51,9 +51,15 @@ export interface MeshAccess {
 export function meshAccess(opts: MeshAccessOptions): MeshAccess {
   const logger = opts.logger ?? silentLogger;
   const credentials: NodeCredentials = createNodeCredentials({ store: opts.store });
-  const clusterInfo = createClusterInfoHandler({ caPem: opts.caPem, ...(opts.serverUrl ? { serverUrl: opts.serverUrl } : {}) });
+  const clusterInfo = createClusterInfoHandler({
+    caPem: opts.caPem,
+    ...(opts.serverUrl ? { serverUrl: opts.serverUrl } : {}),
+  });
   return {
-    authenticate: bearerAuthenticator({ adminTokenSha256: opts.adminTokenSha256, resolve: (sha) => credentials.resolve(sha) }),
+    authenticate: bearerAuthenticator({
+      adminTokenSha256: opts.adminTokenSha256,
+      resolve: (sha) => credentials.resolve(sha),
+    }),
     authorize: nodeAuthorizer,
     storeFor,
     join: {

@@ -6,15 +6,35 @@ import { nodeAuthorizer, nodeRefusal } from './node-authorizer.ts';
 const node = { kind: 'node', name: 'a' } as const;
 const admin = { kind: 'admin' } as const;
 
-function attrs(verb: Verb, plural?: string, name?: string, subresource?: string, fieldSelector?: string): RequestAttributes {
-  const path = plural ? `/apis/meshctl.dev/v1alpha1/${plural}${name ? `/${name}` : ''}${subresource ? `/${subresource}` : ''}` : '/apis';
-  return { verb, path, ...(plural ? { plural } : {}), ...(name ? { name } : {}), ...(subresource ? { subresource } : {}), ...(fieldSelector ? { fieldSelector } : {}) };
+function attrs(
+  verb: Verb,
+  plural?: string,
+  name?: string,
+  subresource?: string,
+  fieldSelector?: string,
+): RequestAttributes {
+  const path = plural
+    ? `/apis/meshctl.dev/v1alpha1/${plural}${name ? `/${name}` : ''}${subresource ? `/${subresource}` : ''}`
+    : '/apis';
+  return {
+    verb,
+    path,
+    ...(plural ? { plural } : {}),
+    ...(name ? { name } : {}),
+    ...(subresource ? { subresource } : {}),
+    ...(fieldSelector ? { fieldSelector } : {}),
+  };
 }
 
 const allowed = (a: RequestAttributes): boolean => nodeAuthorizer(node, a) === undefined;
 
 test('node authorizer: the admin may do everything', () => {
-  for (const a of [attrs('delete', 'nodes', 'b'), attrs('list', 'jointokens'), attrs('create', 'modules'), attrs('get', undefined)]) {
+  for (const a of [
+    attrs('delete', 'nodes', 'b'),
+    attrs('list', 'jointokens'),
+    attrs('create', 'modules'),
+    attrs('get', undefined),
+  ]) {
     assert.equal(nodeAuthorizer(admin, a), undefined);
   }
 });
@@ -26,9 +46,13 @@ test('node authorizer: a node reads its own Node and Declaration, and the Mesh',
     assert.ok(allowed(attrs('watch', plural, 'a')), 'the /watch/<plural>/<self> path');
     assert.ok(allowed(attrs('list', plural, undefined, undefined, 'metadata.name=a')));
     assert.ok(allowed(attrs('watch', plural, undefined, undefined, 'metadata.name==a')));
-    assert.ok(allowed(attrs('list', plural, undefined, undefined, 'spec.site=x,metadata.name=a')), 'extra terms only narrow it');
+    assert.ok(
+      allowed(attrs('list', plural, undefined, undefined, 'spec.site=x,metadata.name=a')),
+      'extra terms only narrow it',
+    );
   }
-  for (const verb of ['get', 'list', 'watch'] as const) assert.ok(allowed(attrs(verb, 'meshes', verb === 'get' ? 'mesh' : undefined)));
+  for (const verb of ['get', 'list', 'watch'] as const)
+    assert.ok(allowed(attrs(verb, 'meshes', verb === 'get' ? 'mesh' : undefined)));
   assert.ok(allowed(attrs('get', undefined)), 'discovery');
 });
 
@@ -43,7 +67,10 @@ test('node authorizer: a node writes only the status of its own Node and Declara
 
 test('node authorizer: everything else is refused, saying what and why', () => {
   const refused: Array<[RequestAttributes, RegExp]> = [
-    [attrs('get', 'declarations', 'b'), /declarations.meshctl.dev "b" is forbidden: User "system:node:a" cannot get resource "declarations".*its own Declaration \("a"\)/],
+    [
+      attrs('get', 'declarations', 'b'),
+      /declarations.meshctl.dev "b" is forbidden: User "system:node:a" cannot get resource "declarations".*its own Declaration \("a"\)/,
+    ],
     [attrs('get', 'nodes', 'b'), /own Node/],
     [attrs('patch', 'nodes', 'b', 'status'), /cannot patch resource "nodes\/status"/],
     [attrs('list', 'nodes'), /cannot list resource "nodes".*only with fieldSelector=metadata.name=a/],

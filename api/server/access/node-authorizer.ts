@@ -31,17 +31,21 @@ export function nodeRefusal(self: string, attrs: RequestAttributes): string | un
   const { verb, plural, name, subresource } = attrs;
   if (!plural) return verb === 'get' ? undefined : 'a node may only read the discovery documents';
   if (plural === 'meshes') {
-    return READ.has(verb) && !subresource && (name === undefined || name === 'mesh') ? undefined : 'a node may only read the Mesh';
+    return READ.has(verb) && !subresource && (name === undefined || name === 'mesh')
+      ? undefined
+      : 'a node may only read the Mesh';
   }
   if (plural === 'events') return verb === 'create' && name === undefined ? undefined : 'a node may only create events';
   if (!OWN.has(plural)) return `a node may not access ${plural}`;
   const own = plural === 'nodes' ? 'Node' : 'Declaration';
   if (name !== undefined && name !== self) return `a node may only access its own ${own} ("${self}")`;
-  if (subresource === 'logs' && plural === 'nodes') return verb === 'create' ? undefined : 'a node may only post its own logs';
+  if (subresource === 'logs' && plural === 'nodes')
+    return verb === 'create' ? undefined : 'a node may only post its own logs';
   if (subresource !== undefined && subresource !== 'status') return `a node may not access ${plural}/${subresource}`;
   if (verb === 'get' && name !== undefined) return undefined;
   if ((verb === 'list' || verb === 'watch') && !subresource) {
-    return name === self || pinnedTo(attrs.fieldSelector, self) ? undefined
+    return name === self || pinnedTo(attrs.fieldSelector, self)
+      ? undefined
       : `a node may ${verb} ${plural} only with fieldSelector=metadata.name=${self}`;
   }
   if ((verb === 'update' || verb === 'patch') && subresource === 'status') return undefined;
@@ -52,7 +56,9 @@ export function nodeRefusal(self: string, attrs: RequestAttributes): string | un
 function pinnedTo(selector: string | undefined, self: string): boolean {
   if (!selector) return false;
   try {
-    return parseFieldSelector(selector).some((r) => r.op === 'eq' && r.path.join('.') === 'metadata.name' && r.value === self);
+    return parseFieldSelector(selector).some(
+      (r) => r.op === 'eq' && r.path.join('.') === 'metadata.name' && r.value === self,
+    );
   } catch {
     return false;
   }

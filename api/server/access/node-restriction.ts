@@ -37,17 +37,24 @@ export function checkEvent(store: Store, self: string, event: KubeObject): void 
   // admin's delete cascades through.
   const meta = event.metadata ?? {};
   if ((meta.ownerReferences?.length ?? 0) > 0 || (meta.finalizers?.length ?? 0) > 0) {
-    throw forbidden({ kind: 'node', name: self }, { verb: 'create', plural: 'events', path: '' },
-      'a node may not set ownerReferences or finalizers on the events it creates');
+    throw forbidden(
+      { kind: 'node', name: self },
+      { verb: 'create', plural: 'events', path: '' },
+      'a node may not set ownerReferences or finalizers on the events it creates',
+    );
   }
   const about = (event.involvedObject ?? {}) as { kind?: unknown; name?: unknown };
   const kind = typeof about.kind === 'string' ? about.kind : '';
   const name = typeof about.name === 'string' ? about.name : '';
-  const own = ((kind === 'Node' || kind === 'Declaration') && name === self)
-    || (kind === 'Assignment' && (store.get('assignments', name)?.spec as { node?: unknown } | undefined)?.node === self);
+  const own =
+    ((kind === 'Node' || kind === 'Declaration') && name === self) ||
+    (kind === 'Assignment' && (store.get('assignments', name)?.spec as { node?: unknown } | undefined)?.node === self);
   if (own) return;
   const attrs = { verb: 'create' as const, plural: 'events', path: '' };
   const what = kind ? `${kind} "${name}"` : 'an object it does not name';
-  throw forbidden({ kind: 'node', name: self }, attrs,
-    `an Event from a node must be about its own Node or Declaration ("${self}") or an Assignment to it, not about ${what}`);
+  throw forbidden(
+    { kind: 'node', name: self },
+    attrs,
+    `an Event from a node must be about its own Node or Declaration ("${self}") or an Assignment to it, not about ${what}`,
+  );
 }

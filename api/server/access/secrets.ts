@@ -40,8 +40,19 @@ export function nodeSecretName(node: string): string {
 /** The owner reference that ties a secret to `owner` (deleting the owner deletes the secret). */
 export function ownerReference(owner: KubeObject): OwnerReference {
   const uid = owner.metadata.uid;
-  if (!uid) throw new ApiError({ reason: 'InternalError', message: `cannot own a secret by ${owner.kind} "${owner.metadata.name}": it has no uid` });
-  return { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name ?? '', uid, controller: true, blockOwnerDeletion: false };
+  if (!uid)
+    throw new ApiError({
+      reason: 'InternalError',
+      message: `cannot own a secret by ${owner.kind} "${owner.metadata.name}": it has no uid`,
+    });
+  return {
+    apiVersion: owner.apiVersion,
+    kind: owner.kind,
+    name: owner.metadata.name ?? '',
+    uid,
+    controller: true,
+    blockOwnerDeletion: false,
+  };
 }
 
 /** Reads a secret of a type; undefined when it is missing or of another type. */
@@ -61,7 +72,10 @@ export interface WriteSecretOptions {
 /** Creates or replaces a secret (owned by `owner`); resolves once durable. */
 export async function writeSecret(store: Store, opts: WriteSecretOptions): Promise<void> {
   const obj: Secret = {
-    apiVersion: SECRET_API_VERSION, kind: 'Secret', type: opts.type, data: opts.data,
+    apiVersion: SECRET_API_VERSION,
+    kind: 'Secret',
+    type: opts.type,
+    data: opts.data,
     metadata: { name: opts.name, ownerReferences: [ownerReference(opts.owner)] },
   };
   if (store.get(SECRETS, opts.name)) await store.update(SECRETS, obj);

@@ -15,7 +15,10 @@ const DRAIN_FACTOR = 4;
 const MIN_DRAIN_BYTES = 8 * 1024 * 1024;
 
 function tooLarge(max: number): ApiError {
-  return new ApiError({ reason: 'RequestEntityTooLarge', message: `the request body is larger than the limit of ${max} bytes` });
+  return new ApiError({
+    reason: 'RequestEntityTooLarge',
+    message: `the request body is larger than the limit of ${max} bytes`,
+  });
 }
 
 /** Reads the whole body, rejecting with 413 as soon as it passes `maxBytes` (the rest is discarded). */
@@ -30,7 +33,10 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
     let size = 0;
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
-      if (size <= maxBytes) { chunks.push(chunk); return; }
+      if (size <= maxBytes) {
+        chunks.push(chunk);
+        return;
+      }
       req.off('data', onData);
       drain(req, maxBytes);
       reject(tooLarge(maxBytes));
@@ -38,7 +44,9 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
     req.on('data', onData);
     req.once('end', () => resolve(Buffer.concat(chunks, size)));
     req.once('error', () => reject(ApiError.badRequest('the request body could not be read')));
-    req.once('close', () => { if (!req.complete) reject(ApiError.badRequest('the client closed the connection before the body was complete')); });
+    req.once('close', () => {
+      if (!req.complete) reject(ApiError.badRequest('the client closed the connection before the body was complete'));
+    });
   });
 }
 
@@ -59,9 +67,12 @@ export type BodyFormat = 'json' | 'yaml' | 'merge-patch';
 export function bodyFormat(contentType: string | undefined, accepted: BodyFormat[]): BodyFormat | undefined {
   const type = (contentType ?? 'application/json').split(';')[0].trim().toLowerCase();
   const format: BodyFormat | undefined =
-    type === 'application/merge-patch+json' ? 'merge-patch'
-      : type === 'application/json' || type === '' ? 'json'
-        : ['application/yaml', 'application/x-yaml', 'text/yaml'].includes(type) ? 'yaml'
+    type === 'application/merge-patch+json'
+      ? 'merge-patch'
+      : type === 'application/json' || type === ''
+        ? 'json'
+        : ['application/yaml', 'application/x-yaml', 'text/yaml'].includes(type)
+          ? 'yaml'
           : undefined;
   return format && accepted.includes(format) ? format : undefined;
 }

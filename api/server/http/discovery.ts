@@ -23,20 +23,32 @@ function apiGroup(): Record<string, unknown> {
 function apiResources(kinds: readonly KindInfo[]): Record<string, unknown>[] {
   return kinds.flatMap((k) => [
     {
-      name: k.plural, singularName: k.singular, namespaced: false, kind: k.kind,
-      verbs: RESOURCE_VERBS, shortNames: k.shortNames, categories: ['all', 'meshctl'],
+      name: k.plural,
+      singularName: k.singular,
+      namespaced: false,
+      kind: k.kind,
+      verbs: RESOURCE_VERBS,
+      shortNames: k.shortNames,
+      categories: ['all', 'meshctl'],
     },
-    ...(k.hasStatus ? [{ name: `${k.plural}/status`, singularName: '', namespaced: false, kind: k.kind, verbs: STATUS_VERBS }] : []),
+    ...(k.hasStatus
+      ? [{ name: `${k.plural}/status`, singularName: '', namespaced: false, kind: k.kind, verbs: STATUS_VERBS }]
+      : []),
   ]);
 }
 
 /** The body of a discovery document. */
 export function discoveryDocument(doc: DiscoveryDoc, kinds: readonly KindInfo[] = KINDS): unknown {
   switch (doc) {
-    case 'version': return versionInfo();
-    case 'api': return { kind: 'APIVersions', versions: [], serverAddressByClientCIDRs: [] };
-    case 'apis': return { kind: 'APIGroupList', apiVersion: 'v1', groups: [apiGroup()] };
-    case 'group': return { kind: 'APIGroup', apiVersion: 'v1', ...apiGroup() };
-    case 'resources': return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: API_VERSION, resources: apiResources(kinds) };
+    case 'version':
+      return versionInfo();
+    case 'api':
+      return { kind: 'APIVersions', versions: [], serverAddressByClientCIDRs: [] };
+    case 'apis':
+      return { kind: 'APIGroupList', apiVersion: 'v1', groups: [apiGroup()] };
+    case 'group':
+      return { kind: 'APIGroup', apiVersion: 'v1', ...apiGroup() };
+    case 'resources':
+      return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: API_VERSION, resources: apiResources(kinds) };
   }
 }

@@ -26,7 +26,10 @@ export function toApiError(e: unknown, logger: Logger, where: Record<string, unk
   if (e instanceof ApiError) return e;
   const err = e instanceof Error ? e : new Error(String(e));
   logger.error('Failed request with an internal error', { ...where, error: err.message, stack: err.stack });
-  return new ApiError({ reason: 'InternalError', message: 'Internal error occurred: the server could not handle the request (see the server log)' });
+  return new ApiError({
+    reason: 'InternalError',
+    message: 'Internal error occurred: the server could not handle the request (see the server log)',
+  });
 }
 
 /** Sends an error as a `Status` object with its HTTP code. */
@@ -39,5 +42,8 @@ export function sendError(res: ServerResponse, e: unknown, logger: Logger, where
 export function requireMethod(res: ServerResponse, method: string, allowed: string[]): void {
   if (allowed.includes(method)) return;
   res.setHeader('Allow', allowed.join(', '));
-  throw new ApiError({ reason: 'MethodNotAllowed', message: `the server does not allow method ${method} here; allowed: ${allowed.join(', ')}` });
+  throw new ApiError({
+    reason: 'MethodNotAllowed',
+    message: `the server does not allow method ${method} here; allowed: ${allowed.join(', ')}`,
+  });
 }

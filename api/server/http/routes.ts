@@ -37,7 +37,8 @@ export function notFoundPath(): ApiError {
 export function matchRoute(pathname: string): Route | undefined {
   const path = pathname.length > 1 && pathname.endsWith('/') ? pathname.slice(0, -1) : pathname;
   if (HEALTH.has(path) || /^\/(healthz|readyz|livez)\/[\w-]+$/.test(path)) return { type: 'health' };
-  if (path === '/cluster-info' || path === '/join') return { type: 'join', endpoint: path === '/join' ? 'join' : 'cluster-info' };
+  if (path === '/cluster-info' || path === '/join')
+    return { type: 'join', endpoint: path === '/join' ? 'join' : 'cluster-info' };
   const doc = DISCOVERY[path];
   if (doc) return { type: 'discovery', doc };
   if (!path.startsWith(PREFIX)) return undefined;
@@ -45,8 +46,10 @@ export function matchRoute(pathname: string): Route | undefined {
   const watchPath = parts[0] === 'watch';
   if (watchPath) parts.shift();
   const [plural, name, subresource, ...rest] = parts;
-  if (!plural || rest.length || name === '' || subresource === '' || (watchPath && subresource !== undefined)) return undefined;
-  if (plural === 'nodes' && name !== undefined && subresource === 'logs' && !watchPath) return { type: 'logs', node: name };
+  if (!plural || rest.length || name === '' || subresource === '' || (watchPath && subresource !== undefined))
+    return undefined;
+  if (plural === 'nodes' && name !== undefined && subresource === 'logs' && !watchPath)
+    return { type: 'logs', node: name };
   return {
     type: 'resource',
     plural,

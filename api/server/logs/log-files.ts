@@ -67,13 +67,19 @@ export class LogFiles {
   append(node: string, post: LogPost): Promise<LogPostResult> {
     return this.#serial(node, async () => {
       const cursor = await this.#cursor(node);
-      const fresh = post.entries.filter((e) => !(post.stream && cursor?.stream === post.stream && e.seq !== undefined && e.seq <= cursor.seq));
+      const fresh = post.entries.filter(
+        (e) => !(post.stream && cursor?.stream === post.stream && e.seq !== undefined && e.seq <= cursor.seq),
+      );
       const texts = new Map<string, string>();
       const add = (service: string, text: string): void => void texts.set(service, (texts.get(service) ?? '') + text);
       if (fresh.length > 0 || post.entries.length === 0) {
         const now = new Date().toISOString();
         for (const d of post.dropped ?? []) {
-          if (d.lines > 0) add(d.service, `${now} [meshctl] the node dropped ${d.lines} line(s) (${d.bytes} bytes) of this log here: its log buffer was full while the control plane was unreachable\n`);
+          if (d.lines > 0)
+            add(
+              d.service,
+              `${now} [meshctl] the node dropped ${d.lines} line(s) (${d.bytes} bytes) of this log here: its log buffer was full while the control plane was unreachable\n`,
+            );
         }
       }
       for (const e of fresh) add(e.service, `${e.time} ${e.line}\n`);
@@ -82,7 +88,9 @@ export class LogFiles {
       const last = fresh.length ? fresh[fresh.length - 1].seq : undefined;
       if (post.stream && last !== undefined) {
         const next = { stream: post.stream, seq: last };
-        await writeFileAtomic(join(this.#dir, escapeName(node), 'cursor.json'), JSON.stringify(next) + '\n', { mode: 0o600 });
+        await writeFileAtomic(join(this.#dir, escapeName(node), 'cursor.json'), JSON.stringify(next) + '\n', {
+          mode: 0o600,
+        });
         this.#cursors.set(node, next);
       }
       return { accepted: fresh.length, duplicates: post.entries.length - fresh.length };
@@ -111,7 +119,10 @@ export class LogFiles {
 
   /** Whether `service` of `node` has logs. */
   async has(node: string, service: string): Promise<boolean> {
-    return stat(this.path(node, service)).then(() => true, () => false);
+    return stat(this.path(node, service)).then(
+      () => true,
+      () => false,
+    );
   }
 
   /** The stored text of a service's log (all of it, or the last `tailLines` lines). */
@@ -146,7 +157,15 @@ export class LogFiles {
   async #write(node: string, service: string, text: string): Promise<void> {
     const path = this.path(node, service);
     const data = Buffer.from(text, 'utf8');
-    let size = this.#sizes.get(path) ?? (await stat(path).then((s) => s.size, (e: unknown) => { if (isMissing(e)) return 0; throw e; }));
+    let size =
+      this.#sizes.get(path) ??
+      (await stat(path).then(
+        (s) => s.size,
+        (e: unknown) => {
+          if (isMissing(e)) return 0;
+          throw e;
+        },
+      ));
     if (size > 0 && size + data.length > this.#max) {
       await rename(path, `${path}.1`);
       size = 0;
@@ -165,7 +184,10 @@ export class LogFiles {
   async #cursor(node: string): Promise<{ stream: string; seq: number } | undefined> {
     if (this.#cursors.has(node)) return this.#cursors.get(node);
     try {
-      const c = JSON.parse(await readFile(join(this.#dir, escapeName(node), 'cursor.json'), 'utf8')) as { stream: string; seq: number };
+      const c = JSON.parse(await readFile(join(this.#dir, escapeName(node), 'cursor.json'), 'utf8')) as {
+        stream: string;
+        seq: number;
+      };
       this.#cursors.set(node, c);
       return c;
     } catch (e) {
@@ -178,7 +200,9 @@ export class LogFiles {
     const run = (this.#queues.get(node) ?? Promise.resolve()).then(fn);
     const tail = run.catch(() => {});
     this.#queues.set(node, tail);
-    void tail.then(() => { if (this.#queues.get(node) === tail) this.#queues.delete(node); });
+    void tail.then(() => {
+      if (this.#queues.get(node) === tail) this.#queues.delete(node);
+    });
     return run;
   }
 }

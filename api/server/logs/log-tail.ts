@@ -43,7 +43,10 @@ export async function lastLines(path: string, n: number): Promise<string[]> {
       parts.unshift(buf);
       for (const b of buf) if (b === 10) newlines++;
     }
-    const lines = Buffer.concat(parts).toString('utf8').split(/(?<=\n)/).filter(Boolean);
+    const lines = Buffer.concat(parts)
+      .toString('utf8')
+      .split(/(?<=\n)/)
+      .filter(Boolean);
     if (pos > 0) lines.shift();
     return lines.slice(-n);
   } finally {

@@ -14,16 +14,27 @@ import { LogFiles } from './log-files.ts';
 import { logsPath } from '../../wire/log-wire.ts';
 import { nodeAuthorizer } from '../access/node-authorizer.ts';
 
-interface Server { admin: ClientConfig; nodeA: ClientConfig; dataDir: string; app: App }
+interface Server {
+  admin: ClientConfig;
+  nodeA: ClientConfig;
+  dataDir: string;
+  app: App;
+}
 
 /** The real app and store on port 0 (plain HTTP), with logs under `<dataDir>/logs`; nodes `a` and `b` exist. */
 async function serve(t: TestContext): Promise<Server> {
   const dataDir = mkdtempSync(join(tmpdir(), 'meshctl-logs-'));
   const store = await openStore({ dir: join(dataDir, 'store') });
-  for (const name of ['a', 'b']) await store.create('nodes', { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name }, spec: {} });
+  for (const name of ['a', 'b'])
+    await store.create('nodes', { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name }, spec: {} });
   const app = createApp({
-    store, logsDir: join(dataDir, 'logs'), authorize: nodeAuthorizer,
-    authenticate: bearerAuthenticator({ adminTokenSha256: hashToken('admin'), resolve: (h) => (h === hashToken('node-a') ? { kind: 'node', name: 'a' } : undefined) }),
+    store,
+    logsDir: join(dataDir, 'logs'),
+    authorize: nodeAuthorizer,
+    authenticate: bearerAuthenticator({
+      adminTokenSha256: hashToken('admin'),
+      resolve: (h) => (h === hashToken('node-a') ? { kind: 'node', name: 'a' } : undefined),
+    }),
   });
   const server = await listen({ app, host: '127.0.0.1', port: 0 });
   t.after(async () => {
@@ -31,30 +42,52 @@ async function serve(t: TestContext): Promise<Server> {
     await store.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
-  return { admin: { server: server.url, token: 'admin' }, nodeA: { server: server.url, token: 'node-a' }, dataDir, app };
+  return {
+    admin: { server: server.url, token: 'admin' },
+    nodeA: { server: server.url, token: 'node-a' },
+    dataDir,
+    app,
+  };
 }
 
-const line = (seq: number, text = `line ${seq}`, service = 'web-on-a/server') => ({ seq, service, time: `2026-01-01T00:00:${String(seq).padStart(2, '0')}Z`, line: text });
+const line = (seq: number, text = `line ${seq}`, service = 'web-on-a/server') => ({
+  seq,
+  service,
+  time: `2026-01-01T00:00:${String(seq).padStart(2, '0')}Z`,
+  line: text,
+});
 const post = (cfg: ClientConfig, node: string, body: unknown) => httpRequest(cfg, 'POST', logsPath(node), body);
 const get = (cfg: ClientConfig, node: string, query = '') => httpRequest(cfg, 'GET', `${logsPath(node)}${query}`);
 
 test('a node posts its lines; the admin lists services and reads a log, whole, tailed, with or without time stamps', async (t) => {
   const s = await serve(t);
-  const r = await post(s.nodeA, 'a', { stream: 's1', entries: [line(1), line(2), line(3), line(4, 'db up', 'db-on-a/main')] });
+  const r = await post(s.nodeA, 'a', {
+    stream: 's1',
+    entries: [line(1), line(2), line(3), line(4, 'db up', 'db-on-a/main')],
+  });
   assert.equal(r.status, 200, r.text);
   assert.deepEqual(r.json, { accepted: 4, duplicates: 0 });
 
   const list = await get(s.admin, 'a');
   assert.equal(list.json.kind, 'ServiceLogList');
-  assert.deepEqual(list.json.items.map((i: { service: string }) => i.service), ['db-on-a/main', 'web-on-a/server']);
+  assert.deepEqual(
+    list.json.items.map((i: { service: string }) => i.service),
+    ['db-on-a/main', 'web-on-a/server'],
+  );
 
   const all = await get(s.admin, 'a', '?service=web-on-a%2Fserver');
   assert.equal(all.headers['content-type'], 'text/plain; charset=utf-8');
   assert.equal(all.text, 'line 1\nline 2\nline 3\n');
   assert.equal((await get(s.admin, 'a', '?service=web-on-a/server&tailLines=2')).text, 'line 2\nline 3\n');
-  assert.equal((await get(s.admin, 'a', '?service=web-on-a/server&tailLines=1&timestamps=true')).text, '2026-01-01T00:00:03Z line 3\n');
-  assert.equal(readFileSync(join(s.dataDir, 'logs', 'a', 'web-on-a%2Fserver.log'), 'utf8'),
-    '2026-01-01T00:00:01Z line 1\n2026-01-01T00:00:02Z line 2\n2026-01-01T00:00:03Z line 3\n', 'plain text lines under DIR/logs/<node>/');
+  assert.equal(
+    (await get(s.admin, 'a', '?service=web-on-a/server&tailLines=1&timestamps=true')).text,
+    '2026-01-01T00:00:03Z line 3\n',
+  );
+  assert.equal(
+    readFileSync(join(s.dataDir, 'logs', 'a', 'web-on-a%2Fserver.log'), 'utf8'),
+    '2026-01-01T00:00:01Z line 1\n2026-01-01T00:00:02Z line 2\n2026-01-01T00:00:03Z line 3\n',
+    'plain text lines under DIR/logs/<node>/',
+  );
 });
 
 test('a batch sent again (its reply was lost) is stored once; a new stream starts over', async (t) => {
@@ -64,13 +97,20 @@ test('a batch sent again (its reply was lost) is stored once; a new stream start
   assert.deepEqual(again.json, { accepted: 1, duplicates: 1 });
   const fresh = await post(s.nodeA, 'a', { stream: 's2', entries: [line(1, 'after a new buffer')] });
   assert.deepEqual(fresh.json, { accepted: 1, duplicates: 0 });
-  assert.equal((await get(s.admin, 'a', '?service=web-on-a/server')).text, 'line 1\nline 2\nline 3\nafter a new buffer\n');
+  assert.equal(
+    (await get(s.admin, 'a', '?service=web-on-a/server')).text,
+    'line 1\nline 2\nline 3\nafter a new buffer\n',
+  );
 });
 
 test('drops a node reports are marked in the service log where they happened', async (t) => {
   const s = await serve(t);
   await post(s.nodeA, 'a', { stream: 's1', entries: [line(1)] });
-  await post(s.nodeA, 'a', { stream: 's1', entries: [line(9)], dropped: [{ service: 'web-on-a/server', lines: 7, bytes: 56 }] });
+  await post(s.nodeA, 'a', {
+    stream: 's1',
+    entries: [line(9)],
+    dropped: [{ service: 'web-on-a/server', lines: 7, bytes: 56 }],
+  });
   const text = (await get(s.admin, 'a', '?service=web-on-a/server')).text.split('\n');
   assert.equal(text[0], 'line 1');
   assert.match(text[1], /^\[meshctl\] the node dropped 7 line\(s\) \(56 bytes\) of this log here/);
@@ -82,7 +122,10 @@ test('authorization: a node posts only its own logs and reads none; unknown node
   const other = await post(s.nodeA, 'b', { entries: [line(1)] });
   assert.equal(other.status, 403);
   assert.equal(other.json.kind, 'Status');
-  assert.match(other.json.message, /nodes\.meshctl\.dev "b" is forbidden: User "system:node:a" cannot create resource "nodes\/logs"/);
+  assert.match(
+    other.json.message,
+    /nodes\.meshctl\.dev "b" is forbidden: User "system:node:a" cannot create resource "nodes\/logs"/,
+  );
   assert.equal((await get(s.nodeA, 'a')).status, 403, 'reading logs is for the admin');
   assert.equal((await httpRequest({ ...s.admin, token: 'nobody' }, 'GET', logsPath('a'))).status, 401);
 
@@ -123,10 +166,16 @@ test('follow: the last lines, then every new line as it arrives, until the clien
   await post(s.nodeA, 'a', { stream: 's1', entries: [line(1), line(2)] });
   let got = '';
   const res = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
-    const req = request(`${s.admin.server}${logsPath('a')}?service=web-on-a/server&follow=true&tailLines=1`, { headers: { authorization: 'Bearer admin' } }, resolve);
+    const req = request(
+      `${s.admin.server}${logsPath('a')}?service=web-on-a/server&follow=true&tailLines=1`,
+      { headers: { authorization: 'Bearer admin' } },
+      resolve,
+    );
     req.on('error', reject).end();
   });
-  res.setEncoding('utf8').on('data', (d: string) => { got += d; });
+  res.setEncoding('utf8').on('data', (d: string) => {
+    got += d;
+  });
   const until = async (want: string): Promise<void> => {
     for (let i = 0; i < 200 && got !== want; i++) await new Promise((r) => setTimeout(r, 10));
     assert.equal(got, want);
@@ -148,8 +197,15 @@ test('a file passing the size cap is rotated to .1; tails reach into it', async 
   const path = files.path('a', 'web-on-a/server');
   assert.ok(readFileSync(path).length <= 100);
   assert.ok(existsSync(`${path}.1`));
-  const kept = (await files.read('a', 'web-on-a/server')).trim().split('\n').map((l) => Number(l.split(' ').pop()));
-  assert.deepEqual(kept, Array.from({ length: kept.length }, (_, i) => 13 - kept.length + i), 'the newest lines, in order');
+  const kept = (await files.read('a', 'web-on-a/server'))
+    .trim()
+    .split('\n')
+    .map((l) => Number(l.split(' ').pop()));
+  assert.deepEqual(
+    kept,
+    Array.from({ length: kept.length }, (_, i) => 13 - kept.length + i),
+    'the newest lines, in order',
+  );
   const tail = await files.read('a', 'web-on-a/server', kept.length - 1);
   assert.equal(tail.trim().split('\n').length, kept.length - 1);
   assert.equal(tail.trim().split('\n').pop(), '2026-01-01T00:00:12Z line 12');

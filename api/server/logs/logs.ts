@@ -34,16 +34,31 @@ export interface LogsCall {
 }
 
 /** The parameters of a GET. */
-interface LogQuery { service?: string; tailLines?: number; follow: boolean; timestamps: boolean }
+interface LogQuery {
+  service?: string;
+  tailLines?: number;
+  follow: boolean;
+  timestamps: boolean;
+}
 
 /** Serves a logs request; the promise rejects with what should be sent as a Status. */
 export function serveLogs(cfg: AppConfig, c: LogsCall): Promise<void> | undefined {
   requireMethod(c.res, c.method, ['GET', 'POST']);
   const verb = c.method === 'POST' ? 'create' : 'get';
-  const refused = cfg.authorize(c.identity, { verb, plural: 'nodes', name: c.node, subresource: 'logs', path: c.url.pathname });
+  const refused = cfg.authorize(c.identity, {
+    verb,
+    plural: 'nodes',
+    name: c.node,
+    subresource: 'logs',
+    path: c.url.pathname,
+  });
   if (refused) throw refused;
   const logs = cfg.logs;
-  if (!logs) throw new ApiError({ reason: 'NotFound', message: 'this server keeps no service logs (it was started without a logs directory)' });
+  if (!logs)
+    throw new ApiError({
+      reason: 'NotFound',
+      message: 'this server keeps no service logs (it was started without a logs directory)',
+    });
   if (!cfg.store.get('nodes', c.node)) throw ApiError.notFound('nodes', c.node);
   if (c.method === 'POST') return receive(cfg, logs, c);
   const q = logQuery(c.url.searchParams);
@@ -53,7 +68,10 @@ export function serveLogs(cfg: AppConfig, c: LogsCall): Promise<void> | undefine
 async function receive(cfg: AppConfig, logs: LogFiles, c: LogsCall): Promise<void> {
   const format = bodyFormat(c.req.headers['content-type'], ['json']);
   if (format !== 'json') {
-    throw new ApiError({ reason: 'UnsupportedMediaType', message: `the body type "${c.req.headers['content-type'] ?? ''}" is not supported; supported: application/json` });
+    throw new ApiError({
+      reason: 'UnsupportedMediaType',
+      message: `the body type "${c.req.headers['content-type'] ?? ''}" is not supported; supported: application/json`,
+    });
   }
   const post = parseLogPost(parseBody(await readBody(c.req, cfg.maxBodyBytes), 'json'));
   const result = await logs.append(c.node, post);
@@ -64,18 +82,33 @@ async function listServices(logs: LogFiles, c: LogsCall): Promise<void> {
   sendJson(c.res, 200, serviceLogList(c.node, await logs.list(c.node)));
 }
 
-async function serveService(cfg: AppConfig, logs: LogFiles, c: LogsCall, q: LogQuery & { service: string }): Promise<void> {
+async function serveService(
+  cfg: AppConfig,
+  logs: LogFiles,
+  c: LogsCall,
+  q: LogQuery & { service: string },
+): Promise<void> {
   if (!(await logs.has(c.node, q.service))) {
-    throw new ApiError({ reason: 'NotFound', message: `service "${q.service}" on node "${c.node}" has no logs`, details: { name: q.service, kind: 'logs' } });
+    throw new ApiError({
+      reason: 'NotFound',
+      message: `service "${q.service}" on node "${c.node}" has no logs`,
+      details: { name: q.service, kind: 'logs' },
+    });
   }
   const shown = (text: string): string => (q.timestamps ? text : text.replace(/^\S* /gm, ''));
   if (!q.follow) {
     const text = shown(await logs.read(c.node, q.service, q.tailLines));
-    c.res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) }).end(text);
+    c.res
+      .writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) })
+      .end(text);
     return;
   }
   const { res } = c;
-  res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+  res.writeHead(200, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Transfer-Encoding': 'chunked',
+    'Cache-Control': 'no-cache, private',
+  });
   res.flushHeaders();
   let stop: (() => void) | undefined;
   let ended = false;
@@ -92,7 +125,11 @@ async function serveService(cfg: AppConfig, logs: LogFiles, c: LogsCall, q: LogQ
     if (ended || res.destroyed || text === '') return;
     res.write(shown(text));
     if (res.writableLength > MAX_BUFFERED_BYTES) {
-      cfg.logger.error('Cut off a log follower that stopped reading', { node: c.node, service: q.service, bufferedBytes: res.writableLength });
+      cfg.logger.error('Cut off a log follower that stopped reading', {
+        node: c.node,
+        service: q.service,
+        bufferedBytes: res.writableLength,
+      });
       end();
       res.destroy();
     }
@@ -108,7 +145,8 @@ function logQuery(p: URLSearchParams): LogQuery {
     if (why) throw ApiError.badRequest(`service: ${why}`);
   }
   const tail = p.get('tailLines');
-  if (tail !== null && !/^\d{1,9}$/.test(tail)) throw ApiError.badRequest(`tailLines must be a non-negative integer, not "${tail.slice(0, 50)}"`);
+  if (tail !== null && !/^\d{1,9}$/.test(tail))
+    throw ApiError.badRequest(`tailLines must be a non-negative integer, not "${tail.slice(0, 50)}"`);
   return {
     ...(service !== undefined ? { service } : {}),
     ...(tail !== null ? { tailLines: Number(tail) } : {}),

@@ -15,7 +15,10 @@ function tempDir(t: { after(fn: () => void): void }): string {
   return dir;
 }
 
-function recorder(): { logger: { info(m: string, f?: LogFields): void; error(m: string, f?: LogFields): void }; msgs: string[] } {
+function recorder(): {
+  logger: { info(m: string, f?: LogFields): void; error(m: string, f?: LogFields): void };
+  msgs: string[];
+} {
   const msgs: string[] = [];
   return { msgs, logger: { info: (m) => msgs.push(m), error: (m) => msgs.push(m) } };
 }
@@ -70,7 +73,12 @@ test('a new listen address re-issues the serving cert with the CA kept', async (
 test('a serving cert that expires soon is re-issued', async (t) => {
   const dir = tempDir(t);
   const first = await ensureControlPlaneFiles({ dataDir: dir, listenHost: '127.0.0.1' });
-  const short = await issueServingCert({ ca: first.ca, dnsNames: ['localhost'], ipAddresses: ['127.0.0.1', '::1'], days: 2 });
+  const short = await issueServingCert({
+    ca: first.ca,
+    dnsNames: ['localhost'],
+    ipAddresses: ['127.0.0.1', '::1'],
+    days: 2,
+  });
   writeFileSync(controlPlanePaths(dir).cert, short.certPem);
   const again = await ensureControlPlaneFiles({ dataDir: dir, listenHost: '127.0.0.1' });
   assert.ok(certInfo(again.serving.certPem).notAfter.getTime() > Date.now() + 300 * 86_400_000);

@@ -48,7 +48,9 @@ export interface ControlPlaneFiles {
 }
 
 /** Where each file lives under a data directory. */
-export function controlPlanePaths(dataDir: string): Record<'pki' | 'caCert' | 'caKey' | 'cert' | 'key' | 'tokenHash' | 'meshconfig' | 'store', string> {
+export function controlPlanePaths(
+  dataDir: string,
+): Record<'pki' | 'caCert' | 'caKey' | 'cert' | 'key' | 'tokenHash' | 'meshconfig' | 'store', string> {
   return {
     pki: join(dataDir, 'pki'),
     caCert: join(dataDir, 'pki', 'ca.crt'),
@@ -69,13 +71,28 @@ export async function ensureControlPlaneFiles(opts: ControlPlaneFilesOptions): P
   const ca = await ensureCa(p, logger);
   const serving = await ensureServingCert(p, ca, withSans(servingNames(opts.listenHost), opts.extraSans ?? []), logger);
   const { token, sha256 } = ensureAdminToken(p, logger);
-  return { dataDir: opts.dataDir, meshconfigPath: p.meshconfig, ca, serving, adminToken: token, adminTokenSha256: sha256 };
+  return {
+    dataDir: opts.dataDir,
+    meshconfigPath: p.meshconfig,
+    ca,
+    serving,
+    adminToken: token,
+    adminTokenSha256: sha256,
+  };
 }
 
 /** Writes admin.meshconfig for `serverUrl` (after listening, when the port is known) unless it already says that. */
-export function writeAdminMeshconfig(files: ControlPlaneFiles, serverUrl: string, logger: Logger = silentLogger): boolean {
+export function writeAdminMeshconfig(
+  files: ControlPlaneFiles,
+  serverUrl: string,
+  logger: Logger = silentLogger,
+): boolean {
   const https = serverUrl.startsWith('https:');
-  const text = renderMeshconfig({ server: serverUrl, token: files.adminToken, ...(https ? { caData: files.ca.certPem } : {}) });
+  const text = renderMeshconfig({
+    server: serverUrl,
+    token: files.adminToken,
+    ...(https ? { caData: files.ca.certPem } : {}),
+  });
   if (readIfExists(files.meshconfigPath) === text) return false;
   writeFileAtomicSync(files.meshconfigPath, text, { mode: 0o600 });
   logger.info('Wrote admin meshconfig', { path: files.meshconfigPath, server: serverUrl });
@@ -93,7 +110,12 @@ async function ensureCa(p: ReturnType<typeof controlPlanePaths>, logger: Logger)
   return ca;
 }
 
-async function ensureServingCert(p: ReturnType<typeof controlPlanePaths>, ca: CertAndKey, want: ServingNames, logger: Logger): Promise<CertAndKey> {
+async function ensureServingCert(
+  p: ReturnType<typeof controlPlanePaths>,
+  ca: CertAndKey,
+  want: ServingNames,
+  logger: Logger,
+): Promise<CertAndKey> {
   const certPem = readIfExists(p.cert);
   const keyPem = readIfExists(p.key);
   const why = !certPem || !keyPem ? 'missing' : await staleReason(certPem, ca, want);
@@ -101,19 +123,33 @@ async function ensureServingCert(p: ReturnType<typeof controlPlanePaths>, ca: Ce
   const serving = await issueServingCert({ ca, ...want, days: 365, commonName: 'meshctl-control-plane' });
   writeFileAtomicSync(p.key, serving.keyPem, { mode: 0o600 });
   writeFileAtomicSync(p.cert, serving.certPem, { mode: 0o644 });
-  logger.info('Issued serving certificate', { reason: why, ...want, notAfter: certInfo(serving.certPem).notAfter.toISOString() });
+  logger.info('Issued serving certificate', {
+    reason: why,
+    ...want,
+    notAfter: certInfo(serving.certPem).notAfter.toISOString(),
+  });
   return serving;
 }
 
 /** The names for the listen address plus `extra` (each an IP address or a DNS name), without duplicates. */
 function withSans(names: ServingNames, extra: string[]): ServingNames {
-  const ips = extra.map((s) => s.replace(/^\[|\]$/g, '')).filter((s) => isIP(s)).map(normalizeIp);
+  const ips = extra
+    .map((s) => s.replace(/^\[|\]$/g, ''))
+    .filter((s) => isIP(s))
+    .map(normalizeIp);
   const dns = extra.filter((s) => !isIP(s.replace(/^\[|\]$/g, ''))).map((s) => s.toLowerCase());
-  return { dnsNames: [...new Set([...names.dnsNames, ...dns])], ipAddresses: [...new Set([...names.ipAddresses, ...ips])] };
+  return {
+    dnsNames: [...new Set([...names.dnsNames, ...dns])],
+    ipAddresses: [...new Set([...names.ipAddresses, ...ips])],
+  };
 }
 
 /** Why an existing serving certificate must be re-issued, or undefined when it is fine. */
-async function staleReason(certPem: string, ca: CertAndKey, want: { dnsNames: string[]; ipAddresses: string[] }): Promise<string | undefined> {
+async function staleReason(
+  certPem: string,
+  ca: CertAndKey,
+  want: { dnsNames: string[]; ipAddresses: string[] },
+): Promise<string | undefined> {
   let info;
   try {
     info = certInfo(certPem);
@@ -136,7 +172,11 @@ function ensureAdminToken(p: ReturnType<typeof controlPlanePaths>, logger: Logge
   const token = randomBytes(32).toString('base64url');
   const sha256 = hashToken(token);
   writeFileAtomicSync(p.tokenHash, sha256 + '\n', { mode: 0o600 });
-  const why = !storedHash ? 'first start' : known ? 'admin.meshconfig holds another token' : 'admin.meshconfig is missing';
+  const why = !storedHash
+    ? 'first start'
+    : known
+      ? 'admin.meshconfig holds another token'
+      : 'admin.meshconfig is missing';
   logger.info('Generated admin token', { reason: why, meshconfig: p.meshconfig });
   return { token, sha256 };
 }

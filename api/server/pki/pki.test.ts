@@ -7,14 +7,21 @@ import { caPin } from '../../meta/ca-pin.ts';
 import { certInfo, createCA, issueServingCert, signedBy } from './pki.ts';
 
 /** Serves `cert` on 127.0.0.1 and returns the outcome of a verifying handshake (checked against `servername`, else the IP). */
-async function handshake(cert: { certPem: string; keyPem: string }, caPem: string, servername?: string): Promise<string> {
+async function handshake(
+  cert: { certPem: string; keyPem: string },
+  caPem: string,
+  servername?: string,
+): Promise<string> {
   const server = createServer({ cert: cert.certPem, key: cert.keyPem }, (s) => s.end('hi'));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   try {
     return await new Promise<string>((resolve) => {
       const sock: TLSSocket = connect({ host: '127.0.0.1', port, ca: caPem, ...(servername ? { servername } : {}) });
-      sock.once('secureConnect', () => { resolve('ok'); sock.destroy(); });
+      sock.once('secureConnect', () => {
+        resolve('ok');
+        sock.destroy();
+      });
       sock.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
     });
   } finally {
@@ -24,7 +31,12 @@ async function handshake(cert: { certPem: string; keyPem: string }, caPem: strin
 
 test('a serving certificate issued by the CA verifies in a real TLS handshake, by DNS name and by IP', async () => {
   const ca = await createCA({ commonName: 'test-ca' });
-  const serving = await issueServingCert({ ca, dnsNames: ['localhost', 'cp.example'], ipAddresses: ['127.0.0.1', '::1'], days: 30 });
+  const serving = await issueServingCert({
+    ca,
+    dnsNames: ['localhost', 'cp.example'],
+    ipAddresses: ['127.0.0.1', '::1'],
+    days: 30,
+  });
   assert.equal(await handshake(serving, ca.certPem, 'localhost'), 'ok');
   assert.equal(await handshake(serving, ca.certPem, 'cp.example'), 'ok');
   assert.equal(await handshake(serving, ca.certPem), 'ok');
@@ -35,7 +47,12 @@ test('a serving certificate issued by the CA verifies in a real TLS handshake, b
 
 test('certificates carry the requested SANs, validity and CA flags', async () => {
   const ca = await createCA({ commonName: 'test-ca' });
-  const serving = await issueServingCert({ ca, dnsNames: ['localhost'], ipAddresses: ['127.0.0.1', '0:0:0:0:0:0:0:1'], days: 10 });
+  const serving = await issueServingCert({
+    ca,
+    dnsNames: ['localhost'],
+    ipAddresses: ['127.0.0.1', '0:0:0:0:0:0:0:1'],
+    days: 10,
+  });
   const info = certInfo(serving.certPem);
   assert.deepEqual(info.dnsNames, ['localhost']);
   assert.deepEqual(info.ipAddresses, ['127.0.0.1', '::1']);

@@ -44,7 +44,10 @@ export async function createCA(opts: CreateCaOptions): Promise<CertAndKey> {
     signingAlgorithm: SIGNING_ALG,
     extensions: [
       new x509.BasicConstraintsExtension(true, 0, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
+        true,
+      ),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
@@ -143,6 +146,6 @@ async function importKeyPem(pem: string): Promise<CryptoKey> {
 /** A random positive 128-bit serial number (hex). */
 function serial(): string {
   const b = randomBytes(16);
-  b[0] = (b[0] ?? 0) & 0x7f | 0x10;
+  b[0] = ((b[0] ?? 0) & 0x7f) | 0x10;
   return b.toString('hex');
 }

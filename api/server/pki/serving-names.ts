@@ -38,7 +38,8 @@ export function servingNames(listenHost: string): ServingNames {
   const listen = listenHost.replace(/^\[|\]$/g, '');
   if (isWildcard(listen)) {
     for (const list of Object.values(networkInterfaces())) {
-      for (const a of list ?? []) if (!a.internal && !(a.family === 'IPv6' && a.scopeid)) ips.add(normalizeIp(a.address));
+      for (const a of list ?? [])
+        if (!a.internal && !(a.family === 'IPv6' && a.scopeid)) ips.add(normalizeIp(a.address));
     }
   } else if (isIP(listen)) {
     ips.add(normalizeIp(listen));

@@ -23,12 +23,17 @@ export function checkRoleAssignment(obj: KubeObject, store: Pick<Store, 'list'>)
   const a = obj as AssignmentLike;
   const module = a.spec?.module;
   if (typeof module !== 'string' || !(module in ROLE_MODULES)) return;
-  const holder = (store.list('assignments').items as AssignmentLike[])
-    .find((o) => o.metadata.name !== a.metadata.name && o.spec?.module === module);
+  const holder = (store.list('assignments').items as AssignmentLike[]).find(
+    (o) => o.metadata.name !== a.metadata.name && o.spec?.module === module,
+  );
   if (!holder) return;
-  throw ApiError.invalid('Assignment', a.metadata.name ?? '', [{
-    field: 'spec.module', reason: 'FieldValueDuplicate', message: roleMessage(module, holder),
-  }]);
+  throw ApiError.invalid('Assignment', a.metadata.name ?? '', [
+    {
+      field: 'spec.module',
+      reason: 'FieldValueDuplicate',
+      message: roleMessage(module, holder),
+    },
+  ]);
 }
 
 /** The refusal: the role is declared, not elected; who holds it; how to move it. */
@@ -37,12 +42,18 @@ function roleMessage(module: string, holder: AssignmentLike): string {
   const name = holder.metadata.name ?? '';
   const node = String(holder.spec?.node ?? '');
   const deleting = holder.metadata.deletionTimestamp ? ` (it is being deleted; wait until it is gone)` : '';
-  const move = module === 'control-plane'
-    ? ' Moving the control plane moves its store: restore a backup on the new node and start it there with `mesh-control-plane --restore`.'
-    : '';
-  const how = module === 'control-plane' ? '' : ` To move it, delete assignment "${name}" first, then assign module "${module}" to the new node.`;
-  return `Duplicate value: "${module}": the ${role} role is declared, not elected, and exactly one node holds it: ` +
-    `node "${node}" holds it by assignment "${name}"${deleting}.${how}${move}`;
+  const move =
+    module === 'control-plane'
+      ? ' Moving the control plane moves its store: restore a backup on the new node and start it there with `mesh-control-plane --restore`.'
+      : '';
+  const how =
+    module === 'control-plane'
+      ? ''
+      : ` To move it, delete assignment "${name}" first, then assign module "${module}" to the new node.`;
+  return (
+    `Duplicate value: "${module}": the ${role} role is declared, not elected, and exactly one node holds it: ` +
+    `node "${node}" holds it by assignment "${name}"${deleting}.${how}${move}`
+  );
 }
 
 /**
@@ -52,11 +63,14 @@ function roleMessage(module: string, holder: AssignmentLike): string {
  */
 export function checkRoleDelete(plural: string, name: string, store: Pick<Store, 'get'>): void {
   const obj = store.get(plural, name) as AssignmentLike | undefined;
-  const isControlPlane = (plural === 'assignments' && obj?.spec?.module === 'control-plane') || (plural === 'modules' && name === 'control-plane');
+  const isControlPlane =
+    (plural === 'assignments' && obj?.spec?.module === 'control-plane') ||
+    (plural === 'modules' && name === 'control-plane');
   if (!isControlPlane) return;
   throw new ApiError({
     reason: 'Forbidden',
-    message: `${plural}.meshctl.dev "${name}" is forbidden: it runs this control plane, and deleting it would stop the API that is ` +
+    message:
+      `${plural}.meshctl.dev "${name}" is forbidden: it runs this control plane, and deleting it would stop the API that is ` +
       'answering; there is no failover to take over. To move the control plane, restore its data directory on the new node and ' +
       'start it there once with `mesh-control-plane --restore` (see README: Running it on real machines).',
     details: { name, group: 'meshctl.dev', kind: plural },

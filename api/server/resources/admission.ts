@@ -20,14 +20,20 @@ import { checkRoleAssignment } from './admission-roles.ts';
 /** Checks apiVersion, kind and the shape of metadata; returns the body typed as an object. */
 export function checkTypeMeta(info: KindInfo, body: Record<string, unknown>): KubeObject {
   if (body.apiVersion !== API_VERSION) {
-    throw ApiError.badRequest(`the apiVersion in the body (${JSON.stringify(body.apiVersion ?? null)}) does not match the URL's (${API_VERSION})`);
+    throw ApiError.badRequest(
+      `the apiVersion in the body (${JSON.stringify(body.apiVersion ?? null)}) does not match the URL's (${API_VERSION})`,
+    );
   }
   if (body.kind !== info.kind) {
-    throw ApiError.badRequest(`the kind in the body (${JSON.stringify(body.kind ?? null)}) does not match the kind of the URL (${info.kind}, resource "${info.plural}")`);
+    throw ApiError.badRequest(
+      `the kind in the body (${JSON.stringify(body.kind ?? null)}) does not match the kind of the URL (${info.kind}, resource "${info.plural}")`,
+    );
   }
   if (body.metadata === undefined) body.metadata = {};
   if (body.metadata === null || typeof body.metadata !== 'object' || Array.isArray(body.metadata)) {
-    throw ApiError.invalid(info.kind, '', [{ field: 'metadata', message: 'must be an object', reason: 'FieldValueInvalid' }]);
+    throw ApiError.invalid(info.kind, '', [
+      { field: 'metadata', message: 'must be an object', reason: 'FieldValueInvalid' },
+    ]);
   }
   return body as KubeObject;
 }
@@ -35,8 +41,12 @@ export function checkTypeMeta(info: KindInfo, body: Record<string, unknown>): Ku
 /** Fails with 400 when the body names another object than the URL. */
 export function checkUrlName(obj: KubeObject, urlName: string): void {
   const name = obj.metadata.name;
-  if (name === undefined || name === '') { obj.metadata.name = urlName; return; }
-  if (name !== urlName) throw ApiError.badRequest(`the name of the object (${name}) does not match the name on the URL (${urlName})`);
+  if (name === undefined || name === '') {
+    obj.metadata.name = urlName;
+    return;
+  }
+  if (name !== urlName)
+    throw ApiError.badRequest(`the name of the object (${name}) does not match the name on the URL (${urlName})`);
 }
 
 /** Validates the object as it would be stored (schema, name rules incl. singletons): 422 Invalid with causes. */
@@ -56,7 +66,11 @@ export function admitCreate(info: KindInfo, body: Record<string, unknown>): Kube
  * The admission check of a create or update, for the store's `admit` option (it runs it on the object as it
  * would be stored): schema validation, and for writes of the main resource, the role rules.
  */
-export function admission(info: KindInfo, store: Pick<Store, 'list'>, subresource?: 'status'): (obj: KubeObject) => void {
+export function admission(
+  info: KindInfo,
+  store: Pick<Store, 'list'>,
+  subresource?: 'status',
+): (obj: KubeObject) => void {
   return (obj) => {
     validate(info, obj);
     if (subresource !== 'status') checkRoleAssignment(obj, store);

@@ -35,7 +35,10 @@ function wireObject(e: StoreWatchEvent, info: KindInfo, rep: Representation): un
   const obj: KubeObject = e.object;
   const rows = e.type === 'BOOKMARK' ? [] : [tableRow(info, obj, rep.includeObject)];
   return {
-    kind: 'Table', apiVersion: rep.apiVersion, metadata: { resourceVersion: obj.metadata.resourceVersion ?? '' },
-    columnDefinitions: columnDefinitions(info), rows,
+    kind: 'Table',
+    apiVersion: rep.apiVersion,
+    metadata: { resourceVersion: obj.metadata.resourceVersion ?? '' },
+    columnDefinitions: columnDefinitions(info),
+    rows,
   };
 }

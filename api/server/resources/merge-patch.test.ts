@@ -12,7 +12,11 @@ test('RFC 7386 appendix A examples', () => {
     [{ a: 'c' }, { a: ['b'] }, { a: ['b'] }],
     [{ a: { b: 'c' } }, { a: { b: 'd', c: null } }, { a: { b: 'd' } }],
     [{ a: [{ b: 'c' }] }, { a: [1] }, { a: [1] }],
-    [['a', 'b'], ['c', 'd'], ['c', 'd']],
+    [
+      ['a', 'b'],
+      ['c', 'd'],
+      ['c', 'd'],
+    ],
     [{ a: 'b' }, ['c'], ['c']],
     [{ a: 'foo' }, null, null],
     [{ a: 'foo' }, 'bar', 'bar'],
@@ -20,7 +24,8 @@ test('RFC 7386 appendix A examples', () => {
     [[1, 2], { a: 'b', c: null }, { a: 'b' }],
     [{}, { a: { bb: { ccc: null } } }, { a: { bb: {} } }],
   ];
-  for (const [target, patch, want] of cases) assert.deepEqual(applyMergePatch(target, patch), want, JSON.stringify({ target, patch }));
+  for (const [target, patch, want] of cases)
+    assert.deepEqual(applyMergePatch(target, patch), want, JSON.stringify({ target, patch }));
 });
 
 test('neither input is modified, and __proto__ keys stay plain data', () => {

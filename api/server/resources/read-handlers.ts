@@ -35,6 +35,11 @@ export function handleList(r: ResourceRequest, rep: Representation): void {
     sendJson(r.res, 200, toTable(r.info, items, rep, resourceVersion), { 'Content-Type': tableContentType(rep) });
     return;
   }
-  const list: ObjectList = { apiVersion: API_VERSION, kind: `${r.info.kind}List`, metadata: { resourceVersion }, items };
+  const list: ObjectList = {
+    apiVersion: API_VERSION,
+    kind: `${r.info.kind}List`,
+    metadata: { resourceVersion },
+    items,
+  };
   sendJson(r.res, 200, list);
 }

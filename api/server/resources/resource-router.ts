@@ -36,24 +36,42 @@ export function serveResource(cfg: AppConfig, c: ResourceCall): Promise<void> | 
   const watch = route.watchPath || (route.name === undefined && boolParam(url.searchParams, 'watch'));
   const verb = verbOf(c.method, route.name !== undefined, watch);
   const refused = cfg.authorize(c.identity, {
-    verb, plural: info.plural, path: url.pathname,
+    verb,
+    plural: info.plural,
+    path: url.pathname,
     ...(route.name !== undefined ? { name: route.name } : {}),
     ...(route.subresource !== undefined ? { subresource: route.subresource } : {}),
   });
   if (refused) throw refused;
   const r: ResourceRequest = {
-    req: c.req, res: c.res, query: url.searchParams, info, store: cfg.store, logger: cfg.logger, maxBodyBytes: cfg.maxBodyBytes,
+    req: c.req,
+    res: c.res,
+    query: url.searchParams,
+    info,
+    store: cfg.store,
+    logger: cfg.logger,
+    maxBodyBytes: cfg.maxBodyBytes,
     ...(route.name !== undefined ? { name: route.name } : {}),
     ...(route.subresource === 'status' ? { subresource: 'status' as const } : {}),
   };
   switch (verb) {
-    case 'watch': serveWatch(r, negotiate(c.req, url.searchParams), { registry: cfg.watches, heartbeatMs: cfg.heartbeatMs }); return undefined;
-    case 'list': handleList(r, negotiate(c.req, url.searchParams)); return undefined;
-    case 'get': handleGet(r, negotiate(c.req, url.searchParams)); return undefined;
-    case 'create': return handleCreate(r);
-    case 'update': return handleUpdate(r);
-    case 'patch': return handlePatch(r);
-    case 'delete': return handleDelete(r);
+    case 'watch':
+      serveWatch(r, negotiate(c.req, url.searchParams), { registry: cfg.watches, heartbeatMs: cfg.heartbeatMs });
+      return undefined;
+    case 'list':
+      handleList(r, negotiate(c.req, url.searchParams));
+      return undefined;
+    case 'get':
+      handleGet(r, negotiate(c.req, url.searchParams));
+      return undefined;
+    case 'create':
+      return handleCreate(r);
+    case 'update':
+      return handleUpdate(r);
+    case 'patch':
+      return handlePatch(r);
+    case 'delete':
+      return handleDelete(r);
   }
 }
 
@@ -67,10 +85,15 @@ function allowedMethods(route: ResourceCall['route']): string[] {
 function verbOf(method: string, named: boolean, watch: boolean): Verb {
   if (watch) return 'watch';
   switch (method) {
-    case 'POST': return 'create';
-    case 'PUT': return 'update';
-    case 'PATCH': return 'patch';
-    case 'DELETE': return 'delete';
-    default: return named ? 'get' : 'list';
+    case 'POST':
+      return 'create';
+    case 'PUT':
+      return 'update';
+    case 'PATCH':
+      return 'patch';
+    case 'DELETE':
+      return 'delete';
+    default:
+      return named ? 'get' : 'list';
   }
 }

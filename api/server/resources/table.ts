@@ -18,7 +18,10 @@ export type Representation = { as: 'json' } | { as: 'table'; apiVersion: string;
 
 /** Reads Accept (and `includeObject`) to decide between plain JSON and a Table; 406 when neither is acceptable. */
 export function negotiate(req: IncomingMessage, query: URLSearchParams): Representation {
-  const ranges = (req.headers.accept ?? '').split(',').map((r) => r.trim()).filter(Boolean);
+  const ranges = (req.headers.accept ?? '')
+    .split(',')
+    .map((r) => r.trim())
+    .filter(Boolean);
   if (!ranges.length) return { as: 'json' };
   for (const range of ranges) {
     const [type = '', ...params] = range.split(';').map((s) => s.trim());
@@ -29,7 +32,10 @@ export function negotiate(req: IncomingMessage, query: URLSearchParams): Represe
       return { as: 'table', apiVersion: `meta.k8s.io/${p.v}`, includeObject: includeObject(query) };
     }
   }
-  throw new ApiError({ reason: 'NotAcceptable', message: `only application/json (optionally as=Table;v=v1;g=meta.k8s.io) is served; got Accept "${req.headers.accept}"` });
+  throw new ApiError({
+    reason: 'NotAcceptable',
+    message: `only application/json (optionally as=Table;v=v1;g=meta.k8s.io) is served; got Accept "${req.headers.accept}"`,
+  });
 }
 
 /** The Content-Type of a Table response. */
@@ -39,7 +45,8 @@ export function tableContentType(rep: Extract<Representation, { as: 'table' }>):
 
 function includeObject(query: URLSearchParams): IncludeObject {
   const v = query.get('includeObject') ?? 'Metadata';
-  if (v !== 'None' && v !== 'Metadata' && v !== 'Object') throw ApiError.badRequest(`includeObject must be None, Metadata or Object, not "${v}"`);
+  if (v !== 'None' && v !== 'Metadata' && v !== 'Object')
+    throw ApiError.badRequest(`includeObject must be None, Metadata or Object, not "${v}"`);
   return v;
 }
 
@@ -47,25 +54,50 @@ function includeObject(query: URLSearchParams): IncludeObject {
 export function columnDefinitions(info: KindInfo): Record<string, unknown>[] {
   return [
     { name: 'Name', type: 'string', format: 'name', description: 'Name of the object (unique per kind)', priority: 0 },
-    ...info.columns.map((c) => ({ name: c.name, type: c.type, format: '', description: c.description ?? '', priority: c.priority ?? 0 })),
+    ...info.columns.map((c) => ({
+      name: c.name,
+      type: c.type,
+      format: '',
+      description: c.description ?? '',
+      priority: c.priority ?? 0,
+    })),
     { name: 'Age', type: 'date', format: '', description: 'Time since the object was created', priority: 0 },
   ];
 }
 
 /** One row of a kind's Table for `obj`. */
-export function tableRow(info: KindInfo, obj: KubeObject, include: IncludeObject, now = Date.now()): Record<string, unknown> {
-  const cells = [obj.metadata.name ?? '', ...info.columns.map((c) => cell(c, obj, now)), age(obj.metadata.creationTimestamp, now)];
-  const object = include === 'None' ? undefined
-    : include === 'Object' ? obj
-      : { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: obj.metadata };
+export function tableRow(
+  info: KindInfo,
+  obj: KubeObject,
+  include: IncludeObject,
+  now = Date.now(),
+): Record<string, unknown> {
+  const cells = [
+    obj.metadata.name ?? '',
+    ...info.columns.map((c) => cell(c, obj, now)),
+    age(obj.metadata.creationTimestamp, now),
+  ];
+  const object =
+    include === 'None'
+      ? undefined
+      : include === 'Object'
+        ? obj
+        : { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: obj.metadata };
   return { cells, ...(object ? { object } : {}) };
 }
 
 /** A whole Table for a list (or a single object). */
-export function toTable(info: KindInfo, objs: KubeObject[], rep: Extract<Representation, { as: 'table' }>, resourceVersion: string): Record<string, unknown> {
+export function toTable(
+  info: KindInfo,
+  objs: KubeObject[],
+  rep: Extract<Representation, { as: 'table' }>,
+  resourceVersion: string,
+): Record<string, unknown> {
   const now = Date.now();
   return {
-    kind: 'Table', apiVersion: rep.apiVersion, metadata: { resourceVersion },
+    kind: 'Table',
+    apiVersion: rep.apiVersion,
+    metadata: { resourceVersion },
     columnDefinitions: columnDefinitions(info),
     rows: objs.map((o) => tableRow(info, o, rep.includeObject, now)),
   };
@@ -78,7 +110,13 @@ function cell(col: PrintColumn, obj: KubeObject, now: number): unknown {
   } catch {
     return null;
   }
-  if (Array.isArray(v)) v = v.length === 0 ? undefined : v.length === 1 ? v[0] : v.map((x) => (typeof x === 'object' ? JSON.stringify(x) : String(x))).join(',');
+  if (Array.isArray(v))
+    v =
+      v.length === 0
+        ? undefined
+        : v.length === 1
+          ? v[0]
+          : v.map((x) => (typeof x === 'object' ? JSON.stringify(x) : String(x))).join(',');
   if (v === undefined || v === null || v === '') return null;
   if (col.type === 'date') return typeof v === 'string' ? age(v, now) : null;
   if ((col.type === 'integer' || col.type === 'number') && typeof v === 'number') return v;

@@ -29,9 +29,15 @@ const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 export class WatchRegistry {
   private readonly open = new Set<() => void>();
 
-  add(end: () => void): void { this.open.add(end); }
-  delete(end: () => void): void { this.open.delete(end); }
-  get size(): number { return this.open.size; }
+  add(end: () => void): void {
+    this.open.add(end);
+  }
+  delete(end: () => void): void {
+    this.open.delete(end);
+  }
+  get size(): number {
+    return this.open.size;
+  }
 
   /** Ends every open watch stream cleanly. */
   closeAll(): void {
@@ -73,7 +79,8 @@ class WatchResponse {
     const { res } = this.r;
     res.writeHead(200, {
       'Content-Type': this.rep.as === 'table' ? tableContentType(this.rep) : 'application/json',
-      'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private',
+      'Transfer-Encoding': 'chunked',
+      'Cache-Control': 'no-cache, private',
     });
     res.flushHeaders();
     this.opts.registry.add(this.#end);
@@ -87,7 +94,12 @@ class WatchResponse {
       this.end();
       return;
     }
-    this.#timers.push(setInterval(() => this.#write(bookmarks && this.#lastRv ? this.#bookmark(this.#lastRv) : '\n'), this.opts.heartbeatMs));
+    this.#timers.push(
+      setInterval(
+        () => this.#write(bookmarks && this.#lastRv ? this.#bookmark(this.#lastRv) : '\n'),
+        this.opts.heartbeatMs,
+      ),
+    );
     if (timeoutMs !== undefined) this.#timers.push(setTimeout(this.#end, timeoutMs));
   }
 
@@ -104,7 +116,8 @@ class WatchResponse {
 
   #onEvent(e: StoreWatchEvent): void {
     const rv = e.object.metadata?.resourceVersion;
-    if (e.type !== 'ERROR' && rv && (this.#lastRv === undefined || Number(rv) > Number(this.#lastRv))) this.#lastRv = rv;
+    if (e.type !== 'ERROR' && rv && (this.#lastRv === undefined || Number(rv) > Number(this.#lastRv)))
+      this.#lastRv = rv;
     this.#write(encodeEvent(e, this.r.info, this.rep));
     if (e.type === 'ERROR') this.end();
   }
@@ -119,7 +132,10 @@ class WatchResponse {
     if (this.#ended || res.destroyed) return;
     res.write(line);
     if (res.writableLength > MAX_BUFFERED_BYTES) {
-      this.r.logger.error('Cut off a watch client that stopped reading', { plural: this.r.info.plural, bufferedBytes: res.writableLength });
+      this.r.logger.error('Cut off a watch client that stopped reading', {
+        plural: this.r.info.plural,
+        bufferedBytes: res.writableLength,
+      });
       this.end();
       res.destroy();
     }
@@ -144,9 +160,11 @@ function watchParams(r: ResourceRequest): WatchParams {
   parseLabelSelector(sel.labelSelector ?? '');
   parseFieldSelector(sel.fieldSelector ?? '');
   const rv = r.query.get('resourceVersion') || undefined;
-  if (rv !== undefined && !/^\d+$/.test(rv)) throw ApiError.badRequest(`resourceVersion must be a decimal number, not "${rv}"`);
+  if (rv !== undefined && !/^\d+$/.test(rv))
+    throw ApiError.badRequest(`resourceVersion must be a decimal number, not "${rv}"`);
   const t = r.query.get('timeoutSeconds');
-  if (t !== null && !/^\d+$/.test(t)) throw ApiError.badRequest(`timeoutSeconds must be a non-negative integer, not "${t}"`);
+  if (t !== null && !/^\d+$/.test(t))
+    throw ApiError.badRequest(`timeoutSeconds must be a non-negative integer, not "${t}"`);
   return {
     ...sel,
     ...(rv !== undefined ? { resourceVersion: rv } : {}),

@@ -26,15 +26,23 @@ async function readObject(r: ResourceRequest, accepted: BodyFormat[]): Promise<R
 }
 
 function unsupportedMediaType(got: string | undefined, accepted: BodyFormat[]): ApiError {
-  const types = accepted.map((f) => (f === 'json' ? 'application/json' : f === 'yaml' ? 'application/yaml' : 'application/merge-patch+json'));
-  return new ApiError({ reason: 'UnsupportedMediaType', message: `the body type "${got ?? ''}" is not supported; supported: ${types.join(', ')}` });
+  const types = accepted.map((f) =>
+    f === 'json' ? 'application/json' : f === 'yaml' ? 'application/yaml' : 'application/merge-patch+json',
+  );
+  return new ApiError({
+    reason: 'UnsupportedMediaType',
+    message: `the body type "${got ?? ''}" is not supported; supported: ${types.join(', ')}`,
+  });
 }
 
 /** POST `/<plural>`: 201 with the created object. */
 export async function handleCreate(r: ResourceRequest): Promise<void> {
   const body = await readObject(r, ['json', 'yaml']);
   const obj = admitCreate(r.info, body);
-  const created = await r.store.create(r.info.plural, obj, { dryRun: dryRunParam(r.query), admit: admission(r.info, r.store) });
+  const created = await r.store.create(r.info.plural, obj, {
+    dryRun: dryRunParam(r.query),
+    admit: admission(r.info, r.store),
+  });
   sendJson(r.res, 201, created);
 }
 

@@ -30,7 +30,8 @@ function out(line: string): void {
 }
 
 const store = await openStore({
-  dir, compactAfterBytes: 384 * 1024,
+  dir,
+  compactAfterBytes: 384 * 1024,
   logger: (l) => out(`log ${JSON.stringify(l)}`),
 });
 out(`ready ${store.resourceVersion()}`);
@@ -45,7 +46,9 @@ async function writeOnce(plural: string, name: string): Promise<void> {
   const obj = { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Thing', metadata: { name }, spec: { tag, pad: PAD } };
   let rv: string | undefined;
   if (op === 'create') rv = (await store.create(plural, obj)).metadata.resourceVersion;
-  else if (op === 'update') rv = (await store.update(plural, { ...obj, metadata: { name, resourceVersion: cur?.metadata.resourceVersion } })).metadata.resourceVersion;
+  else if (op === 'update')
+    rv = (await store.update(plural, { ...obj, metadata: { name, resourceVersion: cur?.metadata.resourceVersion } }))
+      .metadata.resourceVersion;
   else rv = (await store.delete(plural, name, { uid: cur?.metadata.uid })).metadata.resourceVersion;
   out(`ack ${plural} ${name} ${rv} ${op} ${tag}`);
 }

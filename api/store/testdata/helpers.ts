@@ -8,7 +8,13 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import type { KubeObject } from '../../meta/types.ts';
 import {
-  openStore, type FileStore, type ListOptions, type OpenStoreOptions, type StoreWatchEvent, type UpdateOptions, type WriteOptions,
+  openStore,
+  type FileStore,
+  type ListOptions,
+  type OpenStoreOptions,
+  type StoreWatchEvent,
+  type UpdateOptions,
+  type WriteOptions,
 } from '../index.ts';
 
 /**
@@ -35,7 +41,10 @@ export function tempDir(t: TestContext): string {
 }
 
 /** Opens a store in a fresh temp dir (or `dir`), closed when the test ends. Log lines go to `logs`. */
-export async function tempStore(t: TestContext, opts: Partial<OpenStoreOptions> = {}): Promise<{ store: AnyKindStore; dir: string; logs: object[] }> {
+export async function tempStore(
+  t: TestContext,
+  opts: Partial<OpenStoreOptions> = {},
+): Promise<{ store: AnyKindStore; dir: string; logs: object[] }> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'meshctl-store-'));
   const logs: object[] = [];
   const store = await openAnyKindStore({ ...opts, dir, logger: (l) => logs.push(l) });
@@ -50,8 +59,11 @@ export async function tempStore(t: TestContext, opts: Partial<OpenStoreOptions> 
 export function node(name: string, extra: Partial<KubeObject> & { labels?: Record<string, string> } = {}): KubeObject {
   const { labels, ...rest } = extra;
   return {
-    apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name, ...(labels ? { labels } : {}) },
-    spec: { site: 'home' }, ...rest,
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Node',
+    metadata: { name, ...(labels ? { labels } : {}) },
+    spec: { site: 'home' },
+    ...rest,
   };
 }
 
@@ -66,7 +78,8 @@ export function record(store: AnyKindStore, plural: string, opts: Parameters<Fil
   async function next(n: number): Promise<StoreWatchEvent[]> {
     const deadline = Date.now() + 2000;
     while (events.length < n) {
-      if (Date.now() > deadline) throw new Error(`expected ${n} events, got ${events.length}: ${JSON.stringify(summary())}`);
+      if (Date.now() > deadline)
+        throw new Error(`expected ${n} events, got ${events.length}: ${JSON.stringify(summary())}`);
       await new Promise<void>((resolve) => {
         wake = resolve;
         setTimeout(resolve, 20);
@@ -74,7 +87,8 @@ export function record(store: AnyKindStore, plural: string, opts: Parameters<Fil
     }
     return events.slice(0, n);
   }
-  const summary = () => events.map((e) => `${e.type} ${e.object.metadata?.name ?? ''} ${e.object.metadata?.resourceVersion ?? ''}`.trim());
+  const summary = () =>
+    events.map((e) => `${e.type} ${e.object.metadata?.name ?? ''} ${e.object.metadata?.resourceVersion ?? ''}`.trim());
   return { events, next, summary, stop: () => w.stop() };
 }
 
