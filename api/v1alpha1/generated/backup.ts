@@ -5,7 +5,7 @@
 import type { Condition, ObjectMeta } from '../../meta/types.ts';
 
 /**
- * One snapshot of the control plane's store. Recovery is restore from a verified backup, so verification is recorded here.
+ * One snapshot of the control plane's store. Recovery is restore from a verified backup, so verification is recorded here. (Planned: nothing takes or verifies backups yet.)
  */
 export type Backup = {
   apiVersion: 'meshctl.dev/v1alpha1';

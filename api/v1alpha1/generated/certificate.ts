@@ -5,7 +5,7 @@
 import type { Condition, ObjectMeta } from '../../meta/types.ts';
 
 /**
- * A TLS certificate for a route's names, issued and renewed by the control plane. Its notAfter sets the recovery clock; the key material is stored on the control plane and the node, never in this object.
+ * A TLS certificate for a route's names, issued and renewed by the control plane. (Planned: certificates are accepted and stored, but nothing issues or renews them yet.) Its notAfter sets the recovery clock; the key material is stored on the control plane and the node, never in this object.
  */
 export type Certificate = {
   apiVersion: 'meshctl.dev/v1alpha1';

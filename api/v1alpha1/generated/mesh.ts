@@ -5,7 +5,7 @@
 import type { Condition, ObjectMeta } from '../../meta/types.ts';
 
 /**
- * Mesh-wide settings and the mesh's recovery clock. A singleton: the only Mesh is named `mesh`.
+ * Mesh-wide settings, where the contended roles run, and (planned) the mesh's recovery clock. A singleton: the only Mesh is named `mesh`.
  */
 export type Mesh = {
   apiVersion: 'meshctl.dev/v1alpha1';
@@ -19,7 +19,7 @@ export type Mesh = {
  */
 export type MeshSpec = {
   /**
-   * The WireGuard overlay joining the nodes.
+   * The WireGuard overlay joining the nodes. (Planned: not built yet; nothing fills or acts on this.)
    */
   overlay?: {
     /**
@@ -32,7 +32,7 @@ export type MeshSpec = {
     port?: number;
   };
   /**
-   * How public TLS certificates are issued and renewed.
+   * How public TLS certificates are issued and renewed. (Planned: not built yet; nothing fills or acts on this.)
    */
   certificates?: {
     /**
@@ -58,7 +58,7 @@ export type MeshSpec = {
     };
   };
   /**
-   * Scheduled backups of the control plane's store: recovery is restore, so these are the availability story.
+   * Scheduled backups of the control plane's store: recovery is restore, so these are the availability story. (Planned: not built yet; nothing fills or acts on this.)
    */
   backup?: {
     /**
@@ -100,15 +100,15 @@ export type MeshStatus = {
    */
   hubNode?: string;
   /**
-   * The earliest notAfter among certificates that need the control plane to renew: the control plane must be back before then.
+   * The earliest notAfter among certificates that need the control plane to renew: the control plane must be back before then. (Planned: not built yet; nothing fills or acts on this.)
    */
   recoveryDeadline?: string;
   /**
-   * recoveryDeadline minus the time this status was written, in seconds (negative once passed).
+   * recoveryDeadline minus the time this status was written, in seconds (negative once passed). (Planned: not built yet; nothing fills or acts on this.)
    */
   outageBudgetSeconds?: number;
   /**
-   * The most recent Backup whose verification succeeded.
+   * The most recent Backup whose verification succeeded. (Planned: not built yet; nothing fills or acts on this.)
    */
   lastVerifiedBackup?: {
     /**

@@ -61,7 +61,7 @@ export type NodeStatus = {
     appliedGeneration?: number;
   };
   /**
-   * The node's place on the overlay.
+   * The node's place on the overlay. (Planned: not built yet; nothing fills or acts on this.)
    */
   overlay?: {
     /**
@@ -74,7 +74,7 @@ export type NodeStatus = {
     publicKey?: string;
   };
   /**
-   * Certificates the node holds and serves.
+   * Certificates the node holds and serves. (Planned: not built yet; nothing fills or acts on this.)
    */
   certificates?: {
     /**
