@@ -193,7 +193,7 @@ const asg = (name: string, module: string, node: string, creationTimestamp = '20
 
 test('a node, declaration or module maps to its assignments', () => {
   const assignments = {
-    list: () => [asg('a', 'web', 'n1'), asg('b', 'web', 'n2'), asg('c', 'db', 'n1')] as unknown as KubeObject[],
+    list: () => [asg('a', 'web', 'n1'), asg('b', 'web', 'n2'), asg('c', 'db', 'n1')],
   };
   assert.deepEqual(assignmentsOfNode('n1', assignments), ['a', 'c']);
   assert.deepEqual(assignmentsOfModule('web', assignments), ['a', 'b']);

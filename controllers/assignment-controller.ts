@@ -19,13 +19,13 @@ import type { Client } from '../api/client/types.ts';
 import { findCondition } from '../api/meta/conditions.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import type { KubeObject } from '../api/meta/types.ts';
-import type { Assignment, Declaration, Module, Node } from '../api/v1alpha1/generated/index.ts';
+import type { Assignment } from '../api/v1alpha1/generated/index.ts';
 import { declarationToWrite, renderDeclaration, type OwnerOutcome } from '../api/v1alpha1/render-declaration.ts';
 import { APPLIED, assignmentStatus, statusDiffers } from './assignment-status.ts';
 import { realClock, type Clock } from '../api/meta/clock.ts';
 import { createController, type Controller, type Reconciler } from './runtime/controller.ts';
 import type { Informer } from '../api/client/informer.ts';
-import type { Manager } from './runtime/manager.ts';
+import { informersFor, type Informers, type Manager } from './runtime/manager.ts';
 
 /** Options of createAssignmentController. */
 export interface AssignmentControllerOptions {
@@ -38,23 +38,13 @@ export interface AssignmentControllerOptions {
 }
 
 /** The informers the controller reads from. */
-interface Caches {
-  assignments: Informer;
-  nodes: Informer;
-  modules: Informer;
-  declarations: Informer;
-}
+type Caches = Informers<'nodes' | 'assignments' | 'modules' | 'declarations'>;
 
 /** Creates the Assignment controller; add it to the manager, which starts it once the caches are synced. */
 export function createAssignmentController(opts: AssignmentControllerOptions): Controller {
   const { manager } = opts;
   const clock = opts.clock ?? realClock;
-  const caches: Caches = {
-    assignments: manager.informerFor('assignments'),
-    nodes: manager.informerFor('nodes'),
-    modules: manager.informerFor('modules'),
-    declarations: manager.informerFor('declarations'),
-  };
+  const caches: Caches = informersFor(manager, ['assignments', 'nodes', 'modules', 'declarations']);
   const reconciler = new AssignmentReconciler({ client: manager.client, caches, logger: manager.logger, clock });
   const ofNode = (obj: KubeObject): string[] => assignmentsOfNode(obj.metadata.name ?? '', caches.assignments);
   return createController({
@@ -73,13 +63,19 @@ export function createAssignmentController(opts: AssignmentControllerOptions): C
 }
 
 /** The assignments to node `node` (the keys to reconcile when its Node or Declaration changed). */
-export function assignmentsOfNode(node: string, assignments: Pick<Informer, 'list'>): string[] {
-  return (assignments.list() as Assignment[]).filter((a) => a.spec.node === node).map((a) => a.metadata.name ?? '');
+export function assignmentsOfNode(node: string, assignments: Pick<Informer<Assignment>, 'list'>): string[] {
+  return assignments
+    .list()
+    .filter((a) => a.spec.node === node)
+    .map((a) => a.metadata.name ?? '');
 }
 
 /** The assignments of module `module` (the keys to reconcile when the Module changed). */
-export function assignmentsOfModule(module: string, assignments: Pick<Informer, 'list'>): string[] {
-  return (assignments.list() as Assignment[]).filter((a) => a.spec.module === module).map((a) => a.metadata.name ?? '');
+export function assignmentsOfModule(module: string, assignments: Pick<Informer<Assignment>, 'list'>): string[] {
+  return assignments
+    .list()
+    .filter((a) => a.spec.module === module)
+    .map((a) => a.metadata.name ?? '');
 }
 
 /** The current time as an RFC 3339 timestamp with second precision. */
@@ -104,16 +100,16 @@ class AssignmentReconciler implements Reconciler {
   async reconcile(name: string): Promise<void> {
     const cached = this.caches.assignments.get(name);
     if (!cached) return;
-    const assignment = cached as Assignment;
+    const assignment = cached;
     const nodeName = assignment.spec.node;
-    const node = this.caches.nodes.get(nodeName) as Node | undefined;
-    const declaration = this.caches.declarations.get(nodeName) as Declaration | undefined;
+    const node = this.caches.nodes.get(nodeName);
+    const declaration = this.caches.declarations.get(nodeName);
     let outcome: OwnerOutcome | undefined; // none without its Node (or while it is deleted): NodeNotFound
     if (node && !node.metadata.deletionTimestamp) {
-      const modules = new Map((this.caches.modules.list() as Module[]).map((m) => [m.metadata.name ?? '', m]));
+      const modules = new Map(this.caches.modules.list().map((m) => [m.metadata.name ?? '', m]));
       const rendering = renderDeclaration({
         node: nodeName,
-        assignments: this.caches.assignments.list() as Assignment[],
+        assignments: this.caches.assignments.list(),
         modules,
         current: declaration,
       });

@@ -36,13 +36,7 @@ test('an assignment maps to its node and to every node whose declaration still r
 
 test('a module maps to the nodes of the assignments that use it, once each', () => {
   const assignments = {
-    list: () =>
-      [
-        asg('a', 'web', 'n1'),
-        asg('b', 'web', 'n2'),
-        asg('c', 'web', 'n1'),
-        asg('d', 'db', 'n3'),
-      ] as unknown as KubeObject[],
+    list: () => [asg('a', 'web', 'n1'), asg('b', 'web', 'n2'), asg('c', 'web', 'n1'), asg('d', 'db', 'n3')],
   };
   assert.deepEqual(nodesOfModule('web', assignments), ['n1', 'n2']);
   assert.deepEqual(nodesOfModule('none', assignments), []);

@@ -11,7 +11,7 @@
  * which is thrown and retried with backoff. Nothing is written when nothing changed.
  */
 import type { Client } from '../api/client/types.ts';
-import type { Assignment, Declaration, Module, Node } from '../api/v1alpha1/generated/index.ts';
+import type { Assignment, Declaration, Node } from '../api/v1alpha1/generated/index.ts';
 import {
   declarationToWrite,
   readOwnerRecords,
@@ -22,7 +22,7 @@ import { realClock, type Clock } from '../api/meta/clock.ts';
 import { createController, type Controller, type Reconciler } from './runtime/controller.ts';
 import type { Informer } from '../api/client/informer.ts';
 import type { Logger } from '../api/meta/logger.ts';
-import type { Manager } from './runtime/manager.ts';
+import { informersFor, type Informers, type Manager } from './runtime/manager.ts';
 
 /** Options of createDeclarationController. */
 export interface DeclarationControllerOptions {
@@ -35,23 +35,13 @@ export interface DeclarationControllerOptions {
 }
 
 /** The informers the controller reads from. */
-interface Caches {
-  nodes: Informer;
-  assignments: Informer;
-  modules: Informer;
-  declarations: Informer;
-}
+type Caches = Informers<'nodes' | 'assignments' | 'modules' | 'declarations'>;
 
 /** Creates the Declaration controller; add it to the manager, which starts it once the caches are synced. */
 export function createDeclarationController(opts: DeclarationControllerOptions): Controller {
   const { manager } = opts;
   const clock = opts.clock ?? realClock;
-  const caches: Caches = {
-    nodes: manager.informerFor('nodes'),
-    assignments: manager.informerFor('assignments'),
-    modules: manager.informerFor('modules'),
-    declarations: manager.informerFor('declarations'),
-  };
+  const caches: Caches = informersFor(manager, ['nodes', 'assignments', 'modules', 'declarations']);
   const reconciler = new DeclarationReconciler({ client: manager.client, caches, logger: manager.logger });
   return createController({
     name: 'declaration',
@@ -79,8 +69,11 @@ export function nodesOfAssignment(a: Assignment, declarations: Pick<Informer, 'l
 }
 
 /** The nodes to reconcile when a module changed: those of the assignments that use it. */
-export function nodesOfModule(module: string, assignments: Pick<Informer, 'list'>): string[] {
-  const nodes = (assignments.list() as Assignment[]).filter((a) => a.spec.module === module).map((a) => a.spec.node);
+export function nodesOfModule(module: string, assignments: Pick<Informer<Assignment>, 'list'>): string[] {
+  const nodes = assignments
+    .list()
+    .filter((a) => a.spec.module === module)
+    .map((a) => a.spec.node);
   return [...new Set(nodes)];
 }
 
@@ -97,11 +90,11 @@ class DeclarationReconciler implements Reconciler {
   }
 
   async reconcile(nodeName: string): Promise<void> {
-    const node = this.caches.nodes.get(nodeName) as Node | undefined;
+    const node = this.caches.nodes.get(nodeName);
     if (!node || node.metadata.deletionTimestamp) return;
-    const assignments = this.caches.assignments.list() as Assignment[];
-    const declaration = this.caches.declarations.get(nodeName) as Declaration | undefined;
-    const modules = new Map((this.caches.modules.list() as Module[]).map((m) => [m.metadata.name ?? '', m]));
+    const assignments = this.caches.assignments.list();
+    const declaration = this.caches.declarations.get(nodeName);
+    const modules = new Map(this.caches.modules.list().map((m) => [m.metadata.name ?? '', m]));
     const rendering = renderDeclaration({ node: nodeName, assignments, modules, current: declaration });
     await this.writeDeclaration(node, rendering, declaration);
   }

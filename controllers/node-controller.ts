@@ -17,7 +17,7 @@ import { findCondition, setCondition } from '../api/meta/conditions.ts';
 import type { Condition } from '../api/meta/types.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import { rfc3339 } from '../api/meta/timestamp.ts';
-import type { Declaration, Mesh, Node, NodeStatus } from '../api/v1alpha1/generated/index.ts';
+import type { Node, NodeStatus } from '../api/v1alpha1/generated/index.ts';
 import {
   DECLARATION_APPLIED,
   HeartbeatTracker,
@@ -29,8 +29,7 @@ import {
 } from './node-reachability.ts';
 import { realClock, type Clock } from '../api/meta/clock.ts';
 import { createController, type Controller, type Reconciler, type Result } from './runtime/controller.ts';
-import type { Informer } from '../api/client/informer.ts';
-import type { Manager } from './runtime/manager.ts';
+import { informersFor, type Informers, type Manager } from './runtime/manager.ts';
 
 /** Options of createNodeController. */
 export interface NodeControllerOptions {
@@ -43,24 +42,16 @@ export interface NodeControllerOptions {
 }
 
 /** The informers the controller reads from. */
-interface Caches {
-  nodes: Informer;
-  declarations: Informer;
-  meshes: Informer;
-}
+type Caches = Informers<'nodes' | 'declarations' | 'meshes'>;
 
 /** Creates the Node controller; add it to the manager, which starts it once the caches are synced. */
 export function createNodeController(opts: NodeControllerOptions): Controller {
   const { manager } = opts;
   const clock = opts.clock ?? realClock;
-  const caches: Caches = {
-    nodes: manager.informerFor('nodes'),
-    declarations: manager.informerFor('declarations'),
-    meshes: manager.informerFor('meshes'),
-  };
+  const caches: Caches = informersFor(manager, ['nodes', 'declarations', 'meshes']);
   const heartbeats = new HeartbeatTracker({ now: () => clock.now() });
   caches.nodes.addEventHandler((type, obj) => {
-    heartbeats.observe(type, obj.metadata.name ?? '', (obj as Node).status?.controlPlaneLastContact);
+    heartbeats.observe(type, obj.metadata.name ?? '', obj.status?.controlPlaneLastContact);
   });
   const reconciler = new NodeReconciler({ client: manager.client, caches, heartbeats, logger: manager.logger, clock });
   return createController({
@@ -151,12 +142,12 @@ class NodeReconciler implements Reconciler {
   }
 
   async reconcile(name: string): Promise<Result | void> {
-    const node = this.caches.nodes.get(name) as Node | undefined;
+    const node = this.caches.nodes.get(name);
     if (!node || node.metadata.deletionTimestamp) return;
     const now = this.clock.now();
     const status = node.status ?? {};
     const heard = this.heartbeats.heardAt(name);
-    const graceMs = gracePeriodMs(this.caches.meshes.get('mesh') as Mesh | undefined);
+    const graceMs = gracePeriodMs(this.caches.meshes.get('mesh'));
     const reach = reachabilityVerdict({
       now,
       graceMs,
@@ -164,7 +155,7 @@ class NodeReconciler implements Reconciler {
       watchingSince: this.heartbeats.watchingSince(name) ?? now,
       previous: findCondition(status.conditions, REACHABLE),
     });
-    const decl = this.caches.declarations.get(name) as Declaration | undefined;
+    const decl = this.caches.declarations.get(name);
     const declaration = declarationVerdict({
       desired: decl?.spec.generation,
       applied: status.declaration?.appliedGeneration,

@@ -6,6 +6,7 @@ import type { Client } from '../../api/client/types.ts';
 import { realClock, type Clock } from '../../api/meta/clock.ts';
 import type { Controller } from './controller.ts';
 import { createInformer, type Informer } from '../../api/client/informer.ts';
+import type { ObjectOf } from '../../api/v1alpha1/generated/resources.ts';
 import type { Logger } from '../../api/meta/logger.ts';
 
 /** Options of createManager. */
@@ -17,12 +18,23 @@ export interface ManagerOptions {
   backoff?: { baseMs?: number; maxMs?: number };
 }
 
+/** Shared informers by plural, each typed by its plural: what a controller reads from. */
+export type Informers<P extends string> = { [K in P]: Informer<ObjectOf<K>> };
+
+/** The manager's shared informers of `plurals`, by plural. */
+export function informersFor<const P extends string>(
+  manager: Pick<Manager, 'informerFor'>,
+  plurals: readonly P[],
+): Informers<P> {
+  return Object.fromEntries(plurals.map((p) => [p, manager.informerFor(p)])) as Informers<P>;
+}
+
 /** Runs a set of controllers against one API server. */
 export interface Manager {
   readonly client: Client;
   readonly logger: Logger;
-  /** The shared informer of a kind (all objects, no selector), created on first use. */
-  informerFor(plural: string): Informer;
+  /** The shared informer of a kind (all objects, no selector), created on first use; typed by its plural. */
+  informerFor<P extends string>(plural: P): Informer<ObjectOf<P>>;
   add(controller: Controller): void;
   /** Starts every informer, waits until all have synced, then starts every controller. Resolves false if stopped first. */
   start(): Promise<boolean>;
@@ -40,13 +52,14 @@ export function createManager(opts: ManagerOptions): Manager {
   return {
     client: opts.client,
     logger: opts.logger,
-    informerFor(plural) {
+    informerFor<P extends string>(plural: P): Informer<ObjectOf<P>> {
       let inf = shared.get(plural);
       if (!inf) {
         inf = createInformer({ client: opts.client, plural, clock, logger: opts.logger, backoff: opts.backoff });
         shared.set(plural, inf);
       }
-      return inf;
+      // The informer of `plural` lists and watches `plural`: its objects are that plural's type.
+      return inf as Informer<ObjectOf<P>>;
     },
     add(controller) {
       controllers.push(controller);
