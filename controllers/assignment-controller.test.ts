@@ -4,46 +4,36 @@
  * It runs alone: the tests write the Declaration as the Declaration controller would (rendered from the
  * same pure functions) and its status as the node's agent would.
  */
-import { after, before, test, type TestContext } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { createClient, type HttpClient } from '../api/client/http-client.ts';
 import type { Client } from '../api/client/types.ts';
 import { findCondition } from '../api/meta/conditions.ts';
 import { silentLogger } from '../api/meta/logger.ts';
 import type { KubeObject } from '../api/meta/types.ts';
 import type { Assignment, Declaration } from '../api/v1alpha1/generated/index.ts';
 import { declarationToWrite, renderDeclaration } from '../api/v1alpha1/render-declaration.ts';
-import { startServer, type TestServer } from '../test/harness.ts';
+import { serverSuite } from '../test/server-suite.ts';
 import { assignmentsOfModule, assignmentsOfNode, createAssignmentController } from './assignment-controller.ts';
 import { FakeClock } from '../api/meta/fake-clock.ts';
 import { createManager } from './runtime/manager.ts';
+import { eventually } from '../test/eventually.ts';
+import { rfc3339 } from '../api/meta/timestamp.ts';
 
 const API = 'meshctl.dev/v1alpha1';
 const T0 = Date.parse('2030-01-01T00:00:00Z');
-const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+const iso = rfc3339;
 
-let server: TestServer;
-let client: HttpClient;
-
-before(async () => {
-  server = await startServer({ insecure: true });
-  client = createClient(server.config);
-});
-
-after(async () => {
-  client?.close();
-  await server?.stop();
-});
+const suite = serverSuite();
 
 /** A running Assignment controller on a fake clock; `writes(name)` counts the status writes it sent for an assignment. */
 async function startController(t: TestContext): Promise<{ clock: FakeClock; writes: (name: string) => number }> {
   const clock = new FakeClock({ start: T0 });
   const sent: string[] = [];
   const recording: Client = {
-    ...client,
+    ...suite.client,
     updateStatus: (plural, obj, opts) => {
       sent.push(`${plural}/${obj.metadata.name}`);
-      return client.updateStatus(plural, obj, opts);
+      return suite.client.updateStatus(plural, obj, opts);
     },
   };
   const manager = createManager({ client: recording, logger: silentLogger, backoff: { baseMs: 20, maxMs: 200 } });
@@ -53,21 +43,8 @@ async function startController(t: TestContext): Promise<{ clock: FakeClock; writ
   return { clock, writes: (name) => sent.filter((s) => s === `assignments/${name}`).length };
 }
 
-/** Retries `fn` (which throws until its assertions hold) every 10 ms until it passes or 5 s are over. */
-async function eventually<T>(fn: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (e) {
-      if (Date.now() > deadline) throw e;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  }
-}
-
-const put = (plural: string, obj: object): Promise<KubeObject> => client.create(plural, obj as KubeObject);
-const getAsg = async (name: string): Promise<Assignment> => client.get('assignments', name);
+const put = (plural: string, obj: object): Promise<KubeObject> => suite.client.create(plural, obj as KubeObject);
+const getAsg = async (name: string): Promise<Assignment> => suite.client.get('assignments', name);
 
 /** Waits until the assignment's Applied condition has `reason`; returns the assignment. */
 async function waitReason(name: string, reason: string): Promise<Assignment> {
@@ -80,15 +57,15 @@ async function waitReason(name: string, reason: string): Promise<Assignment> {
 
 /** Renders and stores node `name`'s Declaration as the Declaration controller would. */
 async function writeDeclaration(name: string): Promise<Declaration> {
-  const node = await client.get('nodes', name);
-  const current = (await client.list('declarations', { fieldSelector: `metadata.name=${name}` })).items[0] as
+  const node = await suite.client.get('nodes', name);
+  const current = (await suite.client.list('declarations', { fieldSelector: `metadata.name=${name}` })).items[0] as
     Declaration | undefined;
-  const assignments = (await client.list('assignments')).items;
-  const modules = new Map((await client.list('modules')).items.map((m) => [m.metadata.name ?? '', m]));
+  const assignments = (await suite.client.list('assignments')).items;
+  const modules = new Map((await suite.client.list('modules')).items.map((m) => [m.metadata.name ?? '', m]));
   const rendering = renderDeclaration({ node: name, assignments, modules, current });
   const next = declarationToWrite({ node, rendering, current });
   if (!next) return current!;
-  return (current ? await client.update('declarations', next) : await put('declarations', next)) as Declaration;
+  return (current ? await suite.client.update('declarations', next) : await put('declarations', next)) as Declaration;
 }
 
 test("Applied follows the node's Declaration status, at the controller's time, written once per change", async (t) => {
@@ -125,7 +102,7 @@ test("Applied follows the node's Declaration status, at the controller's time, w
 
   clock.advance(60_000);
   const results = decl.spec.resources.map((r) => ({ id: r.id, state: 'Applied' as const }));
-  await client.updateStatus('declarations', {
+  await suite.client.updateStatus('declarations', {
     ...decl,
     status: { observedGeneration: decl.metadata.generation, results },
   });
@@ -139,8 +116,8 @@ test("Applied follows the node's Declaration status, at the controller's time, w
     lastTransitionTime: iso(T0 + 120_000),
   });
   const count = writes('a-asg');
-  await client.patch('assignments', 'a-asg', { metadata: { labels: { touched: '1' } } });
-  await client.patch('nodes', 'a-node', { metadata: { labels: { touched: '1' } } });
+  await suite.client.patch('assignments', 'a-asg', { metadata: { labels: { touched: '1' } } });
+  await suite.client.patch('nodes', 'a-node', { metadata: { labels: { touched: '1' } } });
   await put('assignments', {
     apiVersion: API,
     kind: 'Assignment',

@@ -23,19 +23,13 @@ import type { Assignment } from '../api/v1alpha1/generated/index.ts';
 import { declarationToWrite, renderDeclaration, type OwnerOutcome } from '../api/v1alpha1/render-declaration.ts';
 import { APPLIED, assignmentStatus, statusDiffers } from './assignment-status.ts';
 import { realClock, type Clock } from '../api/meta/clock.ts';
+import { rfc3339 } from '../api/meta/timestamp.ts';
 import { createController, type Controller, type Reconciler } from './runtime/controller.ts';
 import type { Informer } from '../api/client/informer.ts';
-import { informersFor, type Informers, type Manager } from './runtime/manager.ts';
+import { informersFor, type ControllerOptions, type Informers } from './runtime/manager.ts';
 
 /** Options of createAssignmentController. */
-export interface AssignmentControllerOptions {
-  /** Supplies the client, the logger and the shared informers of assignments, nodes, modules and declarations. */
-  manager: Pick<Manager, 'client' | 'logger' | 'informerFor'>;
-  /** For lastTransitionTime and the work queue's delays. Default: the real clock. */
-  clock?: Clock;
-  /** Assignments reconciled at once (never one assignment twice). Default 4. */
-  workers?: number;
-}
+export type AssignmentControllerOptions = ControllerOptions;
 
 /** The informers the controller reads from. */
 type Caches = Informers<'nodes' | 'assignments' | 'modules' | 'declarations'>;
@@ -78,11 +72,6 @@ export function assignmentsOfModule(module: string, assignments: Pick<Informer<A
     .map((a) => a.metadata.name ?? '');
 }
 
-/** The current time as an RFC 3339 timestamp with second precision. */
-function timestamp(clock: Clock): string {
-  return new Date(clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
 /** Reconciles one assignment: computes its status from its node's Declaration and writes it if it changed. */
 class AssignmentReconciler implements Reconciler {
   private readonly client: Client;
@@ -118,7 +107,7 @@ class AssignmentReconciler implements Reconciler {
         return;
       outcome = rendering.outcomes.find((o) => o.owner === name);
     }
-    const status = assignmentStatus({ assignment, outcome, declaration, now: timestamp(this.clock) });
+    const status = assignmentStatus({ assignment, outcome, declaration, now: rfc3339(this.clock.now()) });
     if (!statusDiffers(assignment, status)) return;
     await this.client.updateStatus('assignments', { ...assignment, status });
     const applied = findCondition(status.conditions, APPLIED);

@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Assignment, Declaration, ResourceResult } from '../api/v1alpha1/generated/index.ts';
-import { setCondition } from '../api/meta/conditions.ts';
 import { appliedVerdict, assignmentStatus, statusDiffers } from './assignment-status.ts';
 import type { OwnerOutcome } from '../api/v1alpha1/render-declaration.ts';
 
@@ -99,36 +98,6 @@ test("Failed names the resource and the agent's error; Conflict has its own reas
   assert.match(v.message, /web-a\/dir.*not owned/);
   const dep = decl(4, [applied('web-a/dir'), { id: 'web-a/srv', state: 'DependencyFailed' }]);
   assert.equal(appliedVerdict({ assignment, outcome: rendered, declaration: dep }).reason, 'Failed');
-});
-
-test("lastTransitionTime changes only when the condition's status flips; other conditions are kept", () => {
-  const other = {
-    type: 'Other',
-    status: 'True' as const,
-    reason: 'X',
-    message: '',
-    lastTransitionTime: '2026-01-01T00:00:00Z',
-  };
-  const pending = setCondition(
-    [other],
-    { type: 'Applied', status: 'False', reason: 'Pending', message: 'm' },
-    '2026-01-02T00:00:00Z',
-  );
-  const failed = setCondition(
-    pending,
-    { type: 'Applied', status: 'False', reason: 'Failed', message: 'n' },
-    '2026-01-03T00:00:00Z',
-  );
-  assert.equal(failed[1].lastTransitionTime, '2026-01-02T00:00:00Z');
-  assert.equal(failed[1].reason, 'Failed');
-  const ok = setCondition(
-    failed,
-    { type: 'Applied', status: 'True', reason: 'Applied', message: 'o' },
-    '2026-01-04T00:00:00Z',
-  );
-  assert.equal(ok[1].lastTransitionTime, '2026-01-04T00:00:00Z');
-  assert.deepEqual(ok[0], other);
-  assert.equal(ok.length, 2);
 });
 
 test('the status carries observedGeneration, the rendered version and Applied; rewriting it is a no-op', () => {

@@ -18,21 +18,14 @@ import {
   renderDeclaration,
   type Rendering,
 } from '../api/v1alpha1/render-declaration.ts';
-import { realClock, type Clock } from '../api/meta/clock.ts';
+import { realClock } from '../api/meta/clock.ts';
 import { createController, type Controller, type Reconciler } from './runtime/controller.ts';
 import type { Informer } from '../api/client/informer.ts';
 import type { Logger } from '../api/meta/logger.ts';
-import { informersFor, type Informers, type Manager } from './runtime/manager.ts';
+import { informersFor, type ControllerOptions, type Informers } from './runtime/manager.ts';
 
 /** Options of createDeclarationController. */
-export interface DeclarationControllerOptions {
-  /** Supplies the client, the logger and the shared informers of nodes, assignments, modules and declarations. */
-  manager: Pick<Manager, 'client' | 'logger' | 'informerFor'>;
-  /** For the work queue's delays. Default: the real clock. */
-  clock?: Clock;
-  /** Nodes reconciled at once (never one node twice). Default 4. */
-  workers?: number;
-}
+export type DeclarationControllerOptions = ControllerOptions;
 
 /** The informers the controller reads from. */
 type Caches = Informers<'nodes' | 'assignments' | 'modules' | 'declarations'>;

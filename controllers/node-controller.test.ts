@@ -4,36 +4,25 @@
  * in microseconds and "exactly when the grace period runs out" is checked to the millisecond. Heartbeats
  * are the agent's real write (a merge patch of Node status) carrying a deliberately wrong agent clock.
  */
-import { after, before, test, type TestContext } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { createClient, type HttpClient } from '../api/client/http-client.ts';
 import type { Client } from '../api/client/types.ts';
 import { ApiError } from '../api/meta/api-error.ts';
 import { createJsonLogger, silentLogger } from '../api/meta/logger.ts';
 import { rfc3339 } from '../api/meta/timestamp.ts';
 import type { Condition, KubeObject } from '../api/meta/types.ts';
 import type { NodeStatus } from '../api/v1alpha1/generated/index.ts';
-import { startServer, type TestServer } from '../test/harness.ts';
+import { serverSuite } from '../test/server-suite.ts';
 import { createNodeController, nextNodeStatus } from './node-controller.ts';
 import { FakeClock } from '../api/meta/fake-clock.ts';
 import { createManager } from './runtime/manager.ts';
+import { eventually } from '../test/eventually.ts';
 
 const T0 = Date.parse('2030-01-01T00:00:00Z');
 const S = 1000;
 const iso = rfc3339;
 
-let server: TestServer;
-let client: HttpClient;
-
-before(async () => {
-  server = await startServer({ insecure: true });
-  client = createClient(server.config);
-});
-
-after(async () => {
-  client?.close();
-  await server?.stop();
-});
+const suite = serverSuite();
 
 /** A running Node controller on a fake clock; `writes(node)` counts the status writes it sent for a node. */
 async function startController(
@@ -43,10 +32,10 @@ async function startController(
   const clock = new FakeClock({ start });
   const sent: string[] = [];
   const recording: Client = {
-    ...client,
+    ...suite.client,
     updateStatus: (plural, obj, opts) => {
       sent.push(obj.metadata.name ?? '');
-      return client.updateStatus(plural, obj, opts);
+      return suite.client.updateStatus(plural, obj, opts);
     },
   };
   const manager = createManager({
@@ -67,24 +56,11 @@ async function startController(
   return { clock, writes: (node) => sent.filter((n) => n === node).length, stop };
 }
 
-/** Retries `fn` (which throws until its assertions hold) every 10 ms until it passes or 5 s are over. */
-async function eventually<T>(fn: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (e) {
-      if (Date.now() > deadline) throw e;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  }
-}
-
 /** Lets the controller act on whatever is queued (real time: the server round trips are real). */
 const quiet = (): Promise<void> => new Promise((r) => setTimeout(r, 150));
 
 const statusOf = async (node: string): Promise<NodeStatus> =>
-  ((await client.get('nodes', node)) as KubeObject & { status?: NodeStatus }).status ?? {};
+  ((await suite.client.get('nodes', node)) as KubeObject & { status?: NodeStatus }).status ?? {};
 const conditionOf = async (node: string, type: string): Promise<Condition | undefined> =>
   (await statusOf(node)).conditions?.find((c) => c.type === type);
 
@@ -104,7 +80,7 @@ let beat = 0;
 async function heartbeat(node: string, appliedGeneration?: number): Promise<void> {
   const agentClock = new Date(Date.parse('1999-01-01T00:00:00Z') + ++beat).toISOString();
   const declaration = appliedGeneration === undefined ? {} : { appliedGeneration };
-  await client.patch(
+  await suite.client.patch(
     'nodes',
     node,
     { status: { controlPlaneLastContact: agentClock, agentVersion: '0.1.0', declaration } },
@@ -113,7 +89,7 @@ async function heartbeat(node: string, appliedGeneration?: number): Promise<void
 }
 
 const createNode = (name: string): Promise<KubeObject> =>
-  client.create('nodes', { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name } });
+  suite.client.create('nodes', { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name } });
 
 test("a heartbeat makes a node reachable at the control plane's time; silence flips it exactly when the grace period runs out", async (t) => {
   const { clock, writes } = await startController(t);
@@ -188,13 +164,13 @@ test('heartbeats within the grace period keep a node reachable, and lastTransiti
 
 test("the grace period is the Mesh's spec.reachabilityGracePeriod", async (t) => {
   const { clock } = await startController(t);
-  await client.create('meshes', {
+  await suite.client.create('meshes', {
     apiVersion: 'meshctl.dev/v1alpha1',
     kind: 'Mesh',
     metadata: { name: 'mesh' },
     spec: { reachabilityGracePeriod: '2s' },
   });
-  t.after(() => client.delete('meshes', 'mesh').catch(() => {}));
+  t.after(() => suite.client.delete('meshes', 'mesh').catch(() => {}));
   await createNode('short');
   await heartbeat('short');
   await waitCondition('short', 'Reachable', 'True');
@@ -210,7 +186,7 @@ test('desired generation comes from the Declaration; the node is pending until i
   const none = await waitCondition('busy', 'DeclarationApplied', 'Unknown', 'NoDeclaration');
   assert.deepEqual(none.declaration, { appliedGeneration: 1 });
 
-  const decl = await client.create('declarations', {
+  const decl = await suite.client.create('declarations', {
     apiVersion: 'meshctl.dev/v1alpha1',
     kind: 'Declaration',
     metadata: { name: 'busy' },
@@ -223,7 +199,7 @@ test('desired generation comes from the Declaration; the node is pending until i
     'declaration generation 3 is pending: the node last applied generation 1',
   );
 
-  await client.updateStatus('declarations', {
+  await suite.client.updateStatus('declarations', {
     ...decl,
     status: {
       observedGeneration: decl.metadata.generation,
@@ -280,7 +256,12 @@ test("a node cannot vouch for itself: a lastSeen it writes is replaced by the co
   await createNode('boastful');
   await heartbeat('boastful');
   await waitCondition('boastful', 'Reachable', 'True');
-  await client.patch('nodes', 'boastful', { status: { lastSeen: '2099-01-01T00:00:00Z' } }, { subresource: 'status' });
+  await suite.client.patch(
+    'nodes',
+    'boastful',
+    { status: { lastSeen: '2099-01-01T00:00:00Z' } },
+    { subresource: 'status' },
+  );
   await eventually(async () => assert.equal((await statusOf('boastful')).lastSeen, iso(T0)));
   clock.advance(40 * S);
   const down = await waitCondition('boastful', 'Reachable', 'False');
@@ -292,10 +273,10 @@ test('a deleted node is forgotten, not recreated', async (t) => {
   await createNode('gone');
   await heartbeat('gone');
   await waitCondition('gone', 'Reachable', 'True');
-  await client.delete('nodes', 'gone');
+  await suite.client.delete('nodes', 'gone');
   clock.advance(60 * S);
   await quiet();
-  await assert.rejects(client.get('nodes', 'gone'), (e: unknown) => e instanceof ApiError && e.code === 404);
+  await assert.rejects(suite.client.get('nodes', 'gone'), (e: unknown) => e instanceof ApiError && e.code === 404);
 });
 
 test("nextNodeStatus sets only the controller's fields and keeps what the agent reported", () => {

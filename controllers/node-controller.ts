@@ -29,17 +29,10 @@ import {
 } from './node-reachability.ts';
 import { realClock, type Clock } from '../api/meta/clock.ts';
 import { createController, type Controller, type Reconciler, type Result } from './runtime/controller.ts';
-import { informersFor, type Informers, type Manager } from './runtime/manager.ts';
+import { informersFor, type ControllerOptions, type Informers } from './runtime/manager.ts';
 
 /** Options of createNodeController. */
-export interface NodeControllerOptions {
-  /** Supplies the client, the logger and the shared informers of nodes, declarations and meshes. */
-  manager: Pick<Manager, 'client' | 'logger' | 'informerFor'>;
-  /** The control plane's clock: heartbeat times, grace periods, lastTransitionTime. Default: the real clock. */
-  clock?: Clock;
-  /** Nodes reconciled at once (never one node twice). Default 2. */
-  workers?: number;
-}
+export type NodeControllerOptions = ControllerOptions;
 
 /** The informers the controller reads from. */
 type Caches = Informers<'nodes' | 'declarations' | 'meshes'>;

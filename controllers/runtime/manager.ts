@@ -18,6 +18,16 @@ export interface ManagerOptions {
   backoff?: { baseMs?: number; maxMs?: number };
 }
 
+/** What each controller's constructor takes: the manager (client, logger, shared informers), a clock, a worker count. */
+export interface ControllerOptions {
+  /** Supplies the client, the logger and the shared informers. */
+  manager: Pick<Manager, 'client' | 'logger' | 'informerFor'>;
+  /** The controller's time: work-queue delays, and the timestamps it writes. Default: the real clock. */
+  clock?: Clock;
+  /** Keys reconciled at once (never one key twice). Each controller has its default. */
+  workers?: number;
+}
+
 /** Shared informers by plural, each typed by its plural: what a controller reads from. */
 export type Informers<P extends string> = { [K in P]: Informer<ObjectOf<K>> };
 

@@ -14,6 +14,7 @@ import { OWNERS_ANNOTATION } from '../../api/v1alpha1/render-declaration.ts';
 import { createManager, type Manager } from '../../controllers/runtime/manager.ts';
 import { silentLogger } from '../../api/meta/logger.ts';
 import { startServer, type TestServer } from '../harness.ts';
+import { eventually } from '../eventually.ts';
 
 let server: TestServer;
 let client: HttpClient;
@@ -57,19 +58,6 @@ after(async () => {
   client?.close();
   await server?.stop();
 });
-
-/** Retries `fn` (which throws until its assertions hold) every 20 ms until it passes or `timeoutMs` is over. */
-async function eventually<T>(fn: () => Promise<T>, opts: { timeoutMs?: number } = {}): Promise<T> {
-  const deadline = Date.now() + (opts.timeoutMs ?? 5000);
-  for (;;) {
-    try {
-      return await fn();
-    } catch (e) {
-      if (Date.now() > deadline) throw e;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-}
 
 const API = 'meshctl.dev/v1alpha1';
 const dir = (id: string, path: string): ModuleResource => ({ id, kind: 'Directory', spec: { path } });
