@@ -185,3 +185,42 @@ test('numbering goes on after everything was delivered and the segments deleted'
   );
   await buf.close();
 });
+
+test('lines pushed out while a batch holding them is being sent count as dropped only when that send fails', async (t) => {
+  const dir = tempDir(t);
+  const opts: LogBufferOptions = { dir, limitBytes: 1024 };
+  const bytesOf = (es: Array<{ line: string }>): number => es.reduce((s, e) => s + Buffer.byteLength(e.line) + 1, 0);
+  let buf = await openLogBuffer(opts);
+
+  await buf.append(range(1, 10));
+  const delivered = (await buf.peek(1 << 20))!;
+  await buf.append(range(11, 20));
+  assert.ok(buf.pendingBytes() <= 1024, 'the new lines pushed the oldest (being sent) out');
+  await buf.ack(delivered);
+  assert.deepEqual(buf.dropped(), { lines: 0, bytes: 0 }, 'they were delivered: nothing was dropped');
+  assert.deepEqual(buf.unreported(), []);
+
+  const failed = (await buf.peek(1 << 20))!;
+  await buf.append(range(21, 30));
+  const retry = (await buf.peek(1 << 20))!;
+  const lost = failed.entries.filter((e) => e.seq < retry.entries[0].seq);
+  assert.ok(lost.length > 0, 'some of the failed batch was pushed out');
+  assert.deepEqual(buf.dropped(), { lines: lost.length, bytes: bytesOf(lost) }, 'the send failed: they were dropped');
+  assert.deepEqual(buf.unreported(), [{ service: 'web/server', lines: lost.length, bytes: bytesOf(lost) }]);
+  await buf.ack(retry);
+
+  await buf.append(range(31, 40));
+  const crashed = (await buf.peek(1 << 20))!;
+  await buf.append(range(41, 50));
+  await buf.close();
+  buf = await openLogBuffer(opts);
+  const left = (await buf.peek(1 << 20))!;
+  const gone = crashed.entries.filter((e) => e.seq < left.entries[0].seq);
+  assert.ok(gone.length > 0);
+  assert.equal(
+    buf.dropped().lines,
+    lost.length + gone.length,
+    'a send whose outcome a restart forgot: its pushed-out lines count as dropped',
+  );
+  await buf.close();
+});

@@ -2,7 +2,9 @@
  * The agent's on-disk log buffer: service log lines read but not yet acknowledged by the control plane,
  * kept in order across agent restarts and outages, bounded in size. When a new line would pass the limit
  * the OLDEST lines are dropped first; what was dropped is counted (in total, and per service until the
- * control plane has been told) and persisted. Appends are durable (fsync) when they resolve.
+ * control plane has been told) and persisted. Appends are durable (fsync) when they resolve. Lines pushed
+ * out while the batch holding them is being sent (the last one peeked, not yet acknowledged) count as
+ * dropped only if that send failed: peeked again, or never acknowledged before a restart.
  *
  * Disk use stays under `limitBytes` plus about one segment (`segmentBytes`): delivered segments are
  * deleted whole. Every operation runs one at a time.
@@ -23,7 +25,7 @@ import {
   type Pos,
   type Segment,
 } from './buffer-segments.ts';
-import { countDrop, freshState, loadState, saveState, type BufferState } from './buffer-state.ts';
+import { countDrop, freshState, holdDrop, loadState, saveState, settleHeld, type BufferState } from './buffer-state.ts';
 import type { BufferedEntry, DropCount, LogEntry } from './log-entry.ts';
 
 /** The default bound: 16 MiB per node. */
@@ -92,6 +94,7 @@ export async function openLogBuffer(opts: LogBufferOptions): Promise<LogBuffer> 
       lastSeq = (await lastSeqOf(join(opts.dir, segmentName(segs[i].index)))) ?? 0;
   }
   state ??= freshState(segs[0]?.index ?? 1);
+  settleHeld(state, false);
   const buffer = new DiskLogBuffer(opts, state, segs, Math.max(state.seq, lastSeq) + 1);
   await buffer.normalize();
   return buffer;
@@ -105,6 +108,8 @@ class DiskLogBuffer implements LogBuffer {
   readonly #segs: Segment[];
   #nextSeq: number;
   #fh: FileHandle | undefined;
+  /** Where the batch being sent ends: the last one peeked, until it is acknowledged. */
+  #sending: Pos | undefined;
   readonly #serial = createSerial();
 
   constructor(opts: LogBufferOptions, state: BufferState, segs: Segment[], nextSeq: number) {
@@ -136,6 +141,7 @@ class DiskLogBuffer implements LogBuffer {
   append(entries: LogEntry[]): Promise<DropCount> {
     return this.#serial(async () => {
       const before = { ...this.#state.dropped };
+      const head = { ...this.#state.head };
       const records = entries.map((e) => {
         const entry = { ...e, seq: this.#nextSeq++ };
         return { entry, buf: encodeRecord(entry) };
@@ -150,24 +156,31 @@ class DiskLogBuffer implements LogBuffer {
       }
       if (records.length) await this.#write(records.map((r) => r.buf));
       const d = { lines: this.#state.dropped.lines - before.lines, bytes: this.#state.dropped.bytes - before.bytes };
-      if (d.lines > 0) await this.#persist();
+      if (d.lines > 0 || comparePos(head, this.#state.head) !== 0) await this.#persist();
       return d;
     });
   }
 
   peek(maxBytes: number): Promise<Batch | undefined> {
     return this.#serial(async () => {
+      if (this.#sending) settleHeld(this.#state, false);
+      this.#sending = undefined;
       const recs = await readRecords(this.#dir, this.#segs, this.#state.head, maxBytes);
       if (!recs.length) return undefined;
       const entries = recs.flatMap((r) => (r.entry ? [r.entry] : []));
-      return { stream: this.#state.stream, entries, end: recs[recs.length - 1].end };
+      this.#sending = recs[recs.length - 1].end;
+      return { stream: this.#state.stream, entries, end: this.#sending };
     });
   }
 
   ack(batch: Batch): Promise<void> {
     return this.#serial(async () => {
-      if (comparePos(this.#state.head, batch.end) >= 0) return;
-      this.#state.head = { ...batch.end };
+      const delivered = this.#sending !== undefined && comparePos(batch.end, this.#sending) === 0;
+      if (delivered) this.#sending = undefined;
+      const settled = delivered && settleHeld(this.#state, true);
+      const moved = comparePos(this.#state.head, batch.end) < 0;
+      if (!moved && !settled) return;
+      if (moved) this.#state.head = { ...batch.end };
       const last = batch.entries[batch.entries.length - 1];
       if (last) this.#state.seq = Math.max(this.#state.seq, last.seq);
       await this.#persist();
@@ -199,8 +212,10 @@ class DiskLogBuffer implements LogBuffer {
     await this.#serial(() => this.#persist());
   }
 
-  #countDrop(e: BufferedEntry): void {
-    countDrop(this.#state, e.service, Buffer.byteLength(e.line) + 1);
+  /** Counts a line that left the buffer unsent; held instead while it is being sent (`inFlight`). */
+  #countDrop(e: BufferedEntry, end?: Pos): void {
+    const sending = end !== undefined && this.#sending !== undefined && comparePos(end, this.#sending) <= 0;
+    (sending ? holdDrop : countDrop)(this.#state, e.service, Buffer.byteLength(e.line) + 1);
     this.#state.seq = Math.max(this.#state.seq, e.seq);
   }
 
@@ -214,7 +229,7 @@ class DiskLogBuffer implements LogBuffer {
         if (freed >= need) break;
         freed += r.bytes;
         this.#state.head = { ...r.end };
-        if (r.entry) this.#countDrop(r.entry);
+        if (r.entry) this.#countDrop(r.entry, r.end);
       }
     }
   }

@@ -3,7 +3,7 @@
 // file the supervisor would write.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock, settle } from '../../api/meta/fake-clock.ts';
@@ -34,6 +34,8 @@ interface Rig {
   /** The numbers of `line N` stored by the control plane, in file order. */
   stored(): Promise<number[]>;
   write(from: number, to: number): void;
+  /** Whether every line written is in the shipper's buffer: its kept read position is the log file's end. */
+  buffered(): boolean;
 }
 
 async function rig(t: TestContext, bufferBytes?: number): Promise<Rig> {
@@ -103,6 +105,17 @@ async function rig(t: TestContext, bufferBytes?: number): Promise<Rig> {
     write: (from, to) => {
       for (let n = from; n <= to; n++) appendFileSync(logPath(stateDir, SERVICE), `line ${n} ${'.'.repeat(60)}\n`);
     },
+    buffered: () => {
+      let positions: Record<string, { offset: number } | undefined>;
+      try {
+        positions = JSON.parse(
+          readFileSync(join(stateDir, 'log-shipper', 'positions.json'), 'utf8'),
+        ) as typeof positions;
+      } catch {
+        return false;
+      }
+      return positions[SERVICE]?.offset === statSync(logPath(stateDir, SERVICE)).size;
+    },
   };
 }
 
@@ -165,6 +178,9 @@ test('a tiny buffer during an outage drops the oldest lines, counts them, and re
     r.write(n, n + 4);
     await pass(r.clock, 250);
   }
+  // The tailer reads on the fake clock but with real I/O, so under load it lags the writes: without this wait,
+  // lines read after the control plane is back make a second gap (or push out a batch being sent).
+  await until(r, () => r.buffered(), 5000, 'every line read into the buffer');
   await until(r, () => metricValue(r.shipper.metrics(), 'meshagent_log_dropped_lines_total')! > 0, 5000, 'drops');
   await pass(r.clock, 300);
   await r.up();
