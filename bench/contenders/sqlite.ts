@@ -26,10 +26,10 @@ type DatabaseConstructor = new (file: string) => Database;
 
 const require = createRequire(import.meta.url);
 
-/** How to get better-sqlite3: it is an optional peer dependency, so `npm install` does not compile it. */
+/** How to get better-sqlite3: it is no dependency of the project, so `npm install` does not compile it. */
 const SQLITE_INSTALL_HINT =
-  'better-sqlite3 is not installed (an optional peer dependency: `npm install` leaves it out ' +
-  'because it compiles a native module); `npm install --no-save better-sqlite3@12` adds it for the benchmark';
+  'better-sqlite3 is not installed (no dependency of the project: `npm install` would compile it for every user); ' +
+  '`npm install --no-save better-sqlite3@12` adds it for the benchmark';
 
 /** Loads better-sqlite3, or throws saying how to install it. */
 function loadSqlite(): DatabaseConstructor {
