@@ -26,6 +26,7 @@ import {
   type ReceivedDeclaration,
 } from './records.ts';
 import { createWatermarkWriter, readWatermark, watermarkPath, type WatermarkWriter } from './watermark.ts';
+import { createSerial } from '../../api/meta/serial.ts';
 
 export type * from './records.ts';
 
@@ -113,7 +114,7 @@ class StoreAccess implements AgentStore {
   readonly #store: FileStore;
   readonly #opts: AgentStoreOptions;
   readonly #mark: WatermarkWriter;
-  #queue: Promise<unknown> = Promise.resolve();
+  readonly #lane = createSerial();
   #nextSeq: number;
   #nextOutbox: number;
   readonly dir: string;
@@ -187,7 +188,7 @@ class StoreAccess implements AgentStore {
   }
 
   async close(): Promise<void> {
-    await this.#queue.catch(() => {});
+    await this.#lane(async () => {}); // every write handed over before close() has settled
     await this.#mark.flush();
     await this.#store.close();
   }
@@ -216,14 +217,13 @@ class StoreAccess implements AgentStore {
 
   /** Runs store writes one at a time, so that after each the store's resourceVersion is durable (watermark). */
   #serial(fn: () => Promise<void>): Promise<void> {
-    const run = this.#queue.then(fn).then(() => {
+    return this.#lane(async () => {
+      await fn();
       const generation = this.declaration()?.object.metadata.generation;
       this.#mark.advance({
         resourceVersion: Number(this.#store.resourceVersion()),
         ...(generation !== undefined ? { declarationGeneration: generation } : {}),
       });
     });
-    this.#queue = run.catch(() => {});
-    return run;
   }
 }

@@ -15,3 +15,20 @@ export function createSerial(): Serial {
     return run;
   };
 }
+
+/** Runs `fn` after every earlier task of the same `key` has settled; tasks of other keys do not wait for it. */
+export type KeyedSerial = <T>(key: string, fn: () => Promise<T>) => Promise<T>;
+
+/** Creates serial lanes by key (e.g. one per node); a lane is forgotten once its last task has settled. */
+export function createKeyedSerial(): KeyedSerial {
+  const tails = new Map<string, Promise<unknown>>();
+  return <T>(key: string, fn: () => Promise<T>): Promise<T> => {
+    const run = (tails.get(key) ?? Promise.resolve()).then(fn);
+    const tail = run.catch(() => {});
+    tails.set(key, tail);
+    void tail.then(() => {
+      if (tails.get(key) === tail) tails.delete(key);
+    });
+    return run;
+  };
+}

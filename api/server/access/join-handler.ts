@@ -14,6 +14,7 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, isReason, type StatusCause } from '../../meta/api-error.ts';
 import type { Logger } from '../../meta/logger.ts';
+import { createSerial } from '../../meta/serial.ts';
 import { API_VERSION, type KubeObject } from '../../meta/types.ts';
 import type { Store } from '../../store/types.ts';
 import type { Node } from '../../v1alpha1/generated/node.ts';
@@ -45,13 +46,11 @@ interface JoinRequest {
 export function createJoinHandler(
   opts: JoinHandlerOptions,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  let queue: Promise<unknown> = Promise.resolve();
+  const serial = createSerial();
   return async (req, res) => {
     const body = parseBody(await readBody(req, MAX_JOIN_BYTES), 'json');
     const input = checkRequest(body);
-    const run = queue.then(() => join(opts, input));
-    queue = run.catch(() => {});
-    const credential = await run;
+    const credential = await serial(() => join(opts, input));
     sendJson(res, 200, { nodeName: input.nodeName, credential }, { 'Cache-Control': 'no-store' });
   };
 }

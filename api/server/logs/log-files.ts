@@ -11,6 +11,7 @@
 import { mkdir, open, readdir, readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../meta/atomic-file.ts';
+import { createKeyedSerial } from '../../meta/serial.ts';
 import { readLog } from './log-tail.ts';
 import type { LogPost, LogPostResult, ServiceLogInfo } from '../../wire/log-wire.ts';
 
@@ -48,7 +49,8 @@ const isMissing = (e: unknown): boolean => e instanceof Error && (e as NodeJS.Er
 export class LogFiles {
   readonly #dir: string;
   readonly #max: number;
-  readonly #queues = new Map<string, Promise<unknown>>();
+  /** One lane per node: a node's appends and reads never interleave; nodes do not wait for each other. */
+  readonly #serial = createKeyedSerial();
   readonly #sizes = new Map<string, number>();
   readonly #cursors = new Map<string, { stream: string; seq: number }>();
   readonly #listeners = new Map<string, Set<LogListener>>();
@@ -194,15 +196,5 @@ export class LogFiles {
       if (!isMissing(e) && !(e instanceof SyntaxError)) throw e;
       return undefined;
     }
-  }
-
-  #serial<T>(node: string, fn: () => Promise<T>): Promise<T> {
-    const run = (this.#queues.get(node) ?? Promise.resolve()).then(fn);
-    const tail = run.catch(() => {});
-    this.#queues.set(node, tail);
-    void tail.then(() => {
-      if (this.#queues.get(node) === tail) this.#queues.delete(node);
-    });
-    return run;
   }
 }
