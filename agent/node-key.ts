@@ -8,7 +8,7 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:cry
 import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../api/meta/atomic-file.ts';
-import { errnoCode } from './drivers/fs-util.ts';
+import { errnoCode } from '../api/meta/errno.ts';
 
 /** The path of the node key in a state directory. */
 export function nodeKeyPath(stateDir: string): string {

@@ -6,8 +6,9 @@ import { lstatSync } from 'node:fs';
 import { chmod, mkdir, rmdir } from 'node:fs/promises';
 import type { DirectorySpec } from '../../api/v1alpha1/generated/host-resource.ts';
 import type { Change, Driver, Observed, RemoveOutcome, ResourceContext } from '../engine/types.ts';
-import { errnoCode, formatMode, parseMode, pathKey } from './fs-util.ts';
+import { formatMode, parseMode, pathKey } from './fs-util.ts';
 import { resolveUnderRoot } from './resolve-under-root.ts';
+import { errnoCode } from '../../api/meta/errno.ts';
 
 /** The mode a directory gets when its spec names none. */
 export const DEFAULT_DIRECTORY_MODE = 0o755;

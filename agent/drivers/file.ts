@@ -9,9 +9,10 @@ import { dirname } from 'node:path';
 import type { FileSpec } from '../../api/v1alpha1/generated/host-resource.ts';
 import type { Change, Driver, Observed, RemoveOutcome } from '../engine/types.ts';
 import { fsyncDir, writeFileAtomic } from '../../api/meta/atomic-file.ts';
-import { errnoCode, formatMode, parseMode, pathKey } from './fs-util.ts';
+import { formatMode, parseMode, pathKey } from './fs-util.ts';
 import { lstatPath } from './directory.ts';
 import { resolveUnderRoot } from './resolve-under-root.ts';
+import { errnoCode } from '../../api/meta/errno.ts';
 
 /** The mode a file gets when its spec names none. */
 export const DEFAULT_FILE_MODE = 0o644;

@@ -4,11 +4,6 @@
  */
 import { posix } from 'node:path';
 
-/** The errno code of a Node.js file-system error (`ENOENT`, …), or undefined. */
-export function errnoCode(e: unknown): string | undefined {
-  return e instanceof Error ? (e as NodeJS.ErrnoException).code : undefined;
-}
-
 /**
  * Parses a declared mode into permission bits. It accepts exactly what the schema's `FileMode` allows,
  * an octal string of three digits with an optional leading 0 (`"0644"`, `"644"`); throws otherwise.

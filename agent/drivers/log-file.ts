@@ -6,8 +6,8 @@
 import { appendFileSync, openSync } from 'node:fs';
 import { copyFile, mkdir, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
-import { errnoCode } from './fs-util.ts';
 import { safeName } from './process-record.ts';
+import { errnoCode } from '../../api/meta/errno.ts';
 
 /** The path of a service's log file. */
 export function logPath(stateDir: string, id: string): string {

@@ -9,7 +9,7 @@ import { mkdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RestartPolicy } from '../../api/v1alpha1/generated/host-resource.ts';
 import { writeFileAtomic } from '../../api/meta/atomic-file.ts';
-import { errnoCode } from './fs-util.ts';
+import { errnoCode } from '../../api/meta/errno.ts';
 
 /** What the supervisor remembers about a service's process, durably, across agent restarts. */
 export interface ProcessRecord {

@@ -6,10 +6,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { errnoCode } from './fs-util.ts';
 import { openLog } from './log-file.ts';
 import { procStat } from './process-record.ts';
 import type { ProcessSpec } from './process-types.ts';
+import { errnoCode } from '../../api/meta/errno.ts';
 
 /** A process that was just started. */
 export interface Spawned {

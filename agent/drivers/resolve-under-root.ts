@@ -4,6 +4,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
+import { errnoCode } from '../../api/meta/errno.ts';
 
 /** The error thrown for a declared path that is malformed or escapes the root. */
 export class PathEscapesRootError extends Error {
@@ -52,7 +53,7 @@ function realpathOfExistingAncestor(dir: string): string {
     try {
       return realpathSync.native(d);
     } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
+      const code = errnoCode(e);
       if ((code !== 'ENOENT' && code !== 'ENOTDIR') || dirname(d) === d) throw e;
     }
   }

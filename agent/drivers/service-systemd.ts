@@ -9,10 +9,10 @@ import { dirname, posix } from 'node:path';
 import type { ServiceSpec } from '../../api/v1alpha1/generated/host-resource.ts';
 import type { Change, Driver, Observed } from '../engine/types.ts';
 import { fsyncDir, writeFileAtomic } from '../../api/meta/atomic-file.ts';
-import { errnoCode } from './fs-util.ts';
 import { resolveUnderRoot } from './resolve-under-root.ts';
 import { checkServiceSpec } from './service-process.ts';
 import { UNIT_MARKER, renderUnit, unitName } from './systemd-unit.ts';
+import { errnoCode } from '../../api/meta/errno.ts';
 
 /** Options of the systemd service driver. */
 export interface SystemdDriverOptions {

@@ -11,9 +11,9 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../api/meta/atomic-file.ts';
-import { errnoCode } from '../drivers/fs-util.ts';
 import type { Pos } from './buffer-segments.ts';
 import type { DropCount } from './log-entry.ts';
+import { errnoCode } from '../../api/meta/errno.ts';
 
 /** What `state.json` holds. */
 export interface BufferState {

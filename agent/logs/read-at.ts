@@ -3,7 +3,7 @@
  * read of the log tailer and the log buffer.
  */
 import { open } from 'node:fs/promises';
-import { errnoCode } from '../drivers/fs-util.ts';
+import { errnoCode } from '../../api/meta/errno.ts';
 
 /** The bytes read; a missing file is an empty read with `missing: 'empty'`, an error otherwise. */
 export async function readAt(

@@ -4,8 +4,8 @@
  * piece of an over-long line) with the position after them.
  */
 import { open } from 'node:fs/promises';
-import { errnoCode } from '../drivers/fs-util.ts';
 import { readAt } from './read-at.ts';
+import { errnoCode } from '../../api/meta/errno.ts';
 
 /** Where the tailer is in a service log: which file, the byte offset, and the bytes just before it (base64). */
 export interface FilePos {

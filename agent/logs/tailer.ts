@@ -14,10 +14,10 @@ import { readdir, readFile, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { writeFileAtomic } from '../../api/meta/atomic-file.ts';
-import { errnoCode } from '../drivers/fs-util.ts';
 import type { Logger } from '../engine/types.ts';
 import type { LogEntry } from './log-entry.ts';
 import { readChunk, splitLines, type FilePos } from './tail-read.ts';
+import { errnoCode } from '../../api/meta/errno.ts';
 
 /** Options of `openTailer`. */
 export interface TailerOptions {

@@ -10,7 +10,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../api/meta/atomic-file.ts';
-import { errnoCode } from '../drivers/fs-util.ts';
+import { errnoCode } from '../../api/meta/errno.ts';
 
 /** The watermark file of a state directory. */
 export function watermarkPath(stateDir: string): string {

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { writeFileAtomicSync } from '../meta/atomic-file.ts';
+import { errnoCode } from '../meta/errno.ts';
 import type { ClientConfig } from './types.ts';
 
 interface KubeconfigFile {
@@ -71,7 +72,7 @@ export function loadMeshconfig(path: string): ClientConfig {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
+    const code = errnoCode(e);
     const why =
       code === 'ENOENT'
         ? 'no such file'

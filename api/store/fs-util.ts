@@ -33,8 +33,3 @@ export function openFile(path: string, flags: string): Promise<number> {
 export function closeFile(fd: number): Promise<void> {
   return new Promise((resolve, reject) => close(fd, (err) => (err ? reject(err) : resolve())));
 }
-
-/** The `code` of a Node system error, if any. */
-export function errnoOf(e: unknown): string | undefined {
-  return typeof e === 'object' && e !== null && 'code' in e ? String(e.code) : undefined;
-}

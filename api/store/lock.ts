@@ -6,7 +6,7 @@
  */
 import { closeSync, fsyncSync, linkSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { errnoOf as errno } from './fs-util.ts';
+import { errnoCode } from '../meta/errno.ts';
 
 /** A held lock; `release()` removes the file (idempotent). */
 export interface DirLock {
@@ -19,7 +19,7 @@ function isRunning(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (e) {
-    return errno(e) === 'EPERM';
+    return errnoCode(e) === 'EPERM';
   }
 }
 
@@ -27,7 +27,7 @@ function removeLock(path: string): void {
   try {
     unlinkSync(path);
   } catch (e) {
-    if (errno(e) !== 'ENOENT') throw e;
+    if (errnoCode(e) !== 'ENOENT') throw e;
   }
 }
 
@@ -45,7 +45,7 @@ function tryCreate(path: string): boolean {
     linkSync(tmp, path);
     return true;
   } catch (e) {
-    if (errno(e) === 'EEXIST') return false;
+    if (errnoCode(e) === 'EEXIST') return false;
     throw e;
   } finally {
     removeLock(tmp);
@@ -57,7 +57,7 @@ function ownerPid(path: string): number | undefined {
     const pid = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
     return Number.isFinite(pid) && pid > 0 ? pid : undefined;
   } catch (e) {
-    if (errno(e) === 'ENOENT') return undefined;
+    if (errnoCode(e) === 'ENOENT') return undefined;
     throw e;
   }
 }

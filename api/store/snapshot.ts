@@ -15,8 +15,9 @@ import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { KubeObject } from '../meta/types.ts';
 import { fsyncDir } from '../meta/atomic-file.ts';
-import { closeFile, dataSync, errnoOf, openFile, writeAll } from './fs-util.ts';
+import { closeFile, dataSync, openFile, writeAll } from './fs-util.ts';
 import type { Kinds } from './store-data.ts';
+import { errnoCode } from '../meta/errno.ts';
 
 const FILE = 'snapshot.jsonl';
 const FORMAT = 'meshctl-store-snapshot';
@@ -56,7 +57,7 @@ export async function readSnapshot(dir: string): Promise<Snapshot | undefined> {
   try {
     text = await readFile(file, 'utf8');
   } catch (e) {
-    if (errnoOf(e) === 'ENOENT') return undefined;
+    if (errnoCode(e) === 'ENOENT') return undefined;
     throw e;
   }
   const lines = text.split('\n');

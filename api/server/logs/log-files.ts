@@ -12,6 +12,7 @@ import { mkdir, open, readdir, readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../meta/atomic-file.ts';
 import { createKeyedSerial } from '../../meta/serial.ts';
+import { isMissing } from '../../meta/errno.ts';
 import { readLog } from './log-tail.ts';
 import type { LogPost, LogPostResult, ServiceLogInfo } from '../../wire/log-wire.ts';
 
@@ -42,8 +43,6 @@ function unescapeName(file: string): string | undefined {
     return undefined;
   }
 }
-
-const isMissing = (e: unknown): boolean => e instanceof Error && (e as NodeJS.ErrnoException).code === 'ENOENT';
 
 /** The stored service logs of every node (see the module comment). */
 export class LogFiles {

@@ -3,12 +3,9 @@
  * N lines, read backwards in chunks so that `tailLines=10` of an 8 MiB file reads a few KiB.
  */
 import { open, readFile } from 'node:fs/promises';
+import { isMissing } from '../../meta/errno.ts';
 
 const CHUNK = 64 * 1024;
-
-function isMissing(e: unknown): boolean {
-  return e instanceof Error && (e as NodeJS.ErrnoException).code === 'ENOENT';
-}
 
 /** The whole text of a file ('' when it does not exist). */
 async function wholeText(path: string): Promise<string> {
