@@ -76,31 +76,40 @@ test('a full log buffer during an outage drops the oldest lines, counts and repo
     20_000,
     'lines after the gap',
   );
-  const lines = await storedLines(cp.config, 'a');
-  const all = numbers(lines);
+  // What every delivery promises: the stored lines are in order with no repeats, the oldest of the outage are
+  // the ones missing, and every missing line was counted as dropped. (On a loaded machine the 2 KiB buffer can
+  // fill again before the shipper has caught up after the outage: a later gap is a later, counted drop.)
+  const dropped = async (): Promise<number> => metric('meshagent_log_dropped_lines_total');
+  const { lines, all } = await waitFor(
+    async () => {
+      const stored = await storedLines(cp.config, 'a');
+      const n = numbers(stored);
+      const missing = n[n.length - 1] - n.length;
+      const d = await dropped();
+      return missing >= 1 && missing <= d && d - missing <= 5 ? { lines: stored, all: n } : undefined;
+    },
+    20_000,
+    'every missing line to be counted as dropped',
+  );
   const gap = all.findIndex((n, i) => n !== i + 1);
   assert.ok(gap > 0, 'the oldest lines of the outage are missing');
   assert.deepEqual(all.slice(0, gap), upTo(gap), 'before the gap: every line');
-  assert.deepEqual(
-    all.slice(gap),
-    Array.from({ length: all.length - gap }, (_, i) => all[gap] + i),
-    'after the gap: every line, in order',
+  assert.ok(
+    all.every((n, i) => i === 0 || n > all[i - 1]),
+    `in order, without repeats: ${all.join(',')}`,
   );
   // Every drop is counted in the metric and reported in LogsDropped events (one per delivery that carried drops).
-  const dropped = await metric('meshagent_log_dropped_lines_total');
   const sumReported = async (): Promise<number> =>
     (await reportedDrops()).reduce((s, e) => s + Number(/^dropped (\d+)/.exec(String(e.message))?.[1]), 0);
-  await waitFor(
-    async () => (await sumReported()) === dropped,
+  const droppedNow = await waitFor(
+    async () => {
+      const d = await dropped();
+      return (await sumReported()) === d ? d : undefined;
+    },
     10_000,
-    `LogsDropped events to add up to the ${dropped} dropped lines`,
+    'LogsDropped events to add up to the dropped lines',
   );
-  assert.ok((await metric('meshagent_log_dropped_bytes_total')) >= dropped * 100, 'the bytes are counted too');
-  const missing = all[gap] - gap - 1;
-  assert.ok(
-    missing >= 1 && missing <= dropped && dropped - missing <= 5,
-    `missing ${missing} ~ dropped ${dropped} (a batch in flight at the kill may be both stored and dropped)`,
-  );
+  assert.ok((await metric('meshagent_log_dropped_bytes_total')) >= droppedNow * 100, 'the bytes are counted too');
 
   const marker = lines.findIndex((l) => l.text.startsWith('[meshctl] the node dropped'));
   assert.ok(marker > 0, 'the gap is marked in the log');
