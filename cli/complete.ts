@@ -38,7 +38,7 @@ async function run(ctx: CommandContext, table: CommandTable): Promise<number> {
       if (!Object.hasOwn(table, name) || table[name].hidden) return undefined;
       return (await table[name].load()).command.flags;
     },
-    names: (plural) => names(plural, configFlag(words.slice(0, -1))),
+    names: (plural) => names(plural, configFlag(words.slice(0, -1)) ?? ctx.args.str('config')),
   };
   try {
     const { candidates, files } = await complete(words.length ? words : [''], sources);
