@@ -10,6 +10,8 @@ import { EXIT_OK, UsageError, reportError } from './errors.ts';
 
 interface CommandEntry {
   summary: string;
+  /** Left out of `--help` and of completion (`__complete`). */
+  hidden?: boolean;
   load: () => Promise<{ command: Command }>;
 }
 
@@ -34,12 +36,22 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: 'Create, list and delete join tokens (lets a machine join the mesh)',
     load: () => import('./token.ts'),
   },
+  completion: {
+    summary: 'Print a bash or zsh completion script (source <(meshctl completion bash))',
+    load: () => import('./completion.ts'),
+  },
+  __complete: {
+    summary: 'Print the completions of the last word (used by the completion scripts)',
+    hidden: true,
+    load: async () => (await import('./complete.ts')).completeCommand(COMMANDS),
+  },
 };
 
 /** The top-level `--help` text. */
 function rootHelp(): string {
-  const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length)) + 3;
-  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}${c.summary}`);
+  const shown = Object.entries(COMMANDS).filter(([, c]) => !c.hidden);
+  const width = Math.max(...shown.map(([n]) => n.length)) + 3;
+  const lines = shown.map(([name, c]) => `  ${name.padEnd(width)}${c.summary}`);
   return [
     'meshctl controls a mesh: one declared control plane, agents that keep running without it.',
     '',
