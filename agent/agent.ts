@@ -23,7 +23,8 @@ import { resolveIdentity } from './identity.ts';
 import { readAgentBootstrap } from '../api/wire/agent-bootstrap.ts';
 import { importBootstrap, withBootstrap } from './bootstrap.ts';
 import { createJsonLogger } from '../api/meta/logger.ts';
-import { createAgentMetrics, serveMetrics, type MetricsServer } from './metrics.ts';
+import { createAgentMetrics, type MetricsServer } from './metrics.ts';
+import { serveMetricsOnStablePort } from './metrics-port.ts';
 import { createReconcileLoop, type ReconcileLoop } from './reconcile-loop.ts';
 import { createRunEffects, type RunEffects } from './run-effects.ts';
 import { openAgentStore, type AgentStore } from './store/agent-store.ts';
@@ -244,7 +245,10 @@ export function createAgent(opts: AgentOptions): Agent {
       flushOutbox: () => void sync.reporter.flushOutbox(),
     });
     const listen = opts.metricsListen ?? '127.0.0.1:0';
-    const server = listen === false ? undefined : await serveMetrics({ listen, metrics, health: state });
+    const server =
+      listen === false
+        ? undefined
+        : await serveMetricsOnStablePort({ listen, metrics, health: state, stateDir: opts.stateDir, logger: log });
     return { store, node, supervisor, reach, effects, loop, client, sync, logs, server };
   }
 

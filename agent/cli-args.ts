@@ -25,7 +25,8 @@ Flags:
   --site SITE                 spec.site of the Node object, when the agent creates it
   --reconcile-interval DUR    reconcile this often, to correct drift (default 5s)
   --heartbeat-interval DUR    write the Node status this often (default 10s)
-  --metrics-listen HOST:PORT  serve /metrics and /healthz there (default 127.0.0.1:0, a free port)
+  --metrics-listen HOST:PORT  serve /metrics and /healthz there (default 127.0.0.1:0: the port of the
+                              last start of this state dir, else a free one)
   --stop-services-on-exit     stop the supervised services on SIGTERM/SIGINT (default: leave them running)
   --log-buffer-size SIZE      service log lines kept on disk while the control plane is unreachable, at most;
                               the oldest are dropped first (default 16Mi; sizes: 512Ki, 16Mi, 1Gi)

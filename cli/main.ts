@@ -66,6 +66,7 @@ function rootHelp(): string {
     '                  ./.meshctl/local/control-plane/admin.meshconfig, ./.meshctl/control-plane/admin.meshconfig,',
     '                  ~/.meshctl/config; --kubeconfig is the same flag)',
     '  -h, --help      help for meshctl or a command',
+    '  --version       print the client version (meshctl version --client)',
     '',
     "Use 'meshctl <command> --help' for more information about a command.",
     '',
@@ -105,6 +106,7 @@ export async function main(argv: string[]): Promise<number> {
     w === '--kubeconfig' ? '--config' : w.startsWith('--kubeconfig=') ? `--config=${w.slice(13)}` : w,
   );
   const { name, rest } = splitCommand(argv);
+  if (!name && rest.includes('--version')) return main(['version', '--client']);
   if (!name || name === 'help') {
     const topic = name === 'help' ? rest.find((w) => !w.startsWith('-')) : undefined;
     if (topic && COMMANDS[topic]) return main([topic, '--help']);

@@ -5,6 +5,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { claimHome, releaseHome, stopRecordedServices } from './local-mesh-procs.mjs';
 
 const home = resolve(process.env.MESHCTL_HOME ?? '.meshctl/local');
 const listen = process.env.MESHCTL_LISTEN ?? '127.0.0.1:6443';
@@ -43,6 +44,8 @@ function start(name, bin, args, ready) {
         return;
       }
       if (event.level === 'error') console.error(`${name}: ${event.msg}${event.error ? `: ${event.error}` : ''}`);
+      if (event.msg === 'Reconnected to control plane')
+        console.log(`${name}: Reconnected to control plane (unreachable for ${event.unreachableSeconds} s)`);
       if (ready(event)) resolveReady(event);
     });
     child.on('exit', (code, signal) => {
@@ -112,11 +115,17 @@ function shutdown(code) {
     new Promise((r) => (c.child.exitCode !== null || c.child.signalCode !== null ? r() : c.child.on('exit', r)));
   for (const a of agents) a.child.kill('SIGTERM');
   Promise.all(agents.map(exited))
-    .then(() => {
+    // An agent stops its services on the way out; one that was killed (kill -9) left them running.
+    .then(() => stopRecordedServices(Object.fromEntries(nodes.map((n) => [n, join(home, 'nodes', n, 'state')]))))
+    .then((left) => {
+      for (const s of left) console.log(`Stopped ${s.id} on ${s.node} (pid ${s.pid}), left running by its agent.`);
       cp?.child.kill('SIGTERM');
       return cp ? exited(cp) : undefined;
     })
-    .then(() => process.exit(code));
+    .then(() => {
+      releaseHome(home);
+      process.exit(code);
+    });
 }
 process.on('SIGINT', () => shutdown(0));
 process.on('SIGTERM', () => shutdown(0));
@@ -125,6 +134,13 @@ async function main() {
   for (const bin of ['mesh-control-plane.js', 'mesh-agent.js', 'meshctl.js']) {
     if (!existsSync(join(dist, bin)))
       fail(`dist/${bin} is missing: run \`npm install\` (it builds the binaries) or \`npm run build\``);
+  }
+  mkdirSync(home, { recursive: true });
+  const running = claimHome(home);
+  if (running !== undefined) {
+    console.error(`npm start: a local mesh is already running in ${home} (pid ${running}).`);
+    console.error('Stop it with Ctrl-C in its terminal (or kill ' + running + '), or set MESHCTL_HOME to run another.');
+    process.exit(1);
   }
   const serving = await start(
     'control-plane',

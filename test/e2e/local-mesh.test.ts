@@ -5,14 +5,14 @@
 // SIGTERM stops every process it started.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createClient } from '../../api/client/http-client.ts';
 import { loadMeshconfig } from '../../api/client/meshconfig.ts';
 import type { KubeObject } from '../../api/meta/types.ts';
-import { freePort, killServices, servicePid, waitFor } from '../../agent/testing.ts';
+import { freePort, killServices, serviceRecords, servicePid, waitFor } from '../../agent/testing.ts';
 import { buildCli, type BuiltCli } from './cli-harness.ts';
 import { REPO_ROOT } from '../harness.ts';
 import { cmdline, isRunning, pidsWithTag } from './mesh-helpers.ts';
@@ -193,6 +193,8 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
   await expectOutput(mesh, 'stdout', /control-plane started again \(pid \d+\)\./, 20_000);
   assert.deepEqual(await names(), NODES, 'meshctl get nodes works again');
   await heartbeatsSince(meshconfig, back, t);
+  for (const n of NODES)
+    await expectOutput(mesh, 'stdout', new RegExp(`^${n}: Reconnected to control plane`, 'm'), 5000);
 
   // SIGTERM: exit 0, and every process it started is gone (agents stop their services: --stop-services-on-exit).
   const started = childrenOf(mesh.pid);
@@ -221,4 +223,37 @@ test('npm start with MESHCTL_LISTEN port 0: after Enter restarts the control pla
   mesh.stdin.write('\n');
   await expectOutput(mesh, 'stdout', /control-plane started again \(pid \d+\)\./, 20_000);
   await heartbeatsSince(mesh.meshconfig, back, t);
+});
+
+// Issue 8: a second `npm start` in the same MESHCTL_HOME names the running one; after `kill -9` of an agent,
+// Ctrl-C still stops that agent's services (by the pid records its supervisor kept) and says which.
+test('npm start: a second start is refused naming the first; Ctrl-C after kill -9 of an agent stops its services too', async (t) => {
+  const mesh = await startLocalMesh(t, `127.0.0.1:${await freePort()}`);
+  const env: NodeJS.ProcessEnv = { ...process.env, MESHCTL_HOME: mesh.home, MESHCTL_LISTEN: '127.0.0.1:0' };
+  delete env.MESHCONFIG;
+  const second = spawnSync(process.execPath, [join(REPO_ROOT, 'hack', 'local-mesh.mjs')], {
+    cwd: dirname(dirname(cli.bin)),
+    env,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  assert.equal(second.status, 1, `${second.stdout}\n${second.stderr}`);
+  assert.match(second.stderr, new RegExp(`a local mesh is already running in ${mesh.home} \\(pid ${mesh.pid}\\)`));
+  assert.doesNotMatch(second.stderr, /lock/);
+
+  const services = NODES.flatMap((n) => serviceRecords(mesh.state(n)).map((r) => ({ node: n, id: r.id, pid: r.pid })));
+  assert.deepEqual(services.map((s) => s.id).sort(), ['greeter-on-node-a/service', 'greeter-on-node-b/service']);
+  assert.ok(services.every((s) => isRunning(s.pid)));
+  const agentA = (JSON.parse(readFileSync(join(mesh.state('node-a'), 'agent.json'), 'utf8')) as { pid: number }).pid;
+  process.kill(agentA, 'SIGKILL');
+  await expectOutput(mesh, 'stderr', /node-a stopped \(SIGKILL\)/, 5000);
+  assert.ok(isRunning(services.find((s) => s.node === 'node-a')!.pid), 'its greeter runs on without the agent');
+
+  process.kill(mesh.pid, 'SIGINT');
+  assert.equal(await mesh.exited, 0, mesh.output());
+  await waitFor(() => services.every((s) => !isRunning(s.pid)), 10_000, 'every recorded service to be gone');
+  const a = services.find((s) => s.node === 'node-a')!;
+  assert.match(mesh.stdout(), new RegExp(`^Stopped greeter-on-node-a/service on node-a \\(pid ${a.pid}\\)`, 'm'));
+  assert.deepEqual(pidsWithTag(mesh.home), [], 'nothing of this mesh runs any more');
+  assert.equal(existsSync(join(mesh.home, 'local-mesh.pid')), false, 'the pid file is removed');
 });
