@@ -35,9 +35,25 @@ export function spawnAgent(args: string[], timeoutMs = 20_000): Promise<AgentPro
 }
 
 /** Runs `mesh-agent <command> …` through tsx (`join` or `run`) and waits for "Started agent" (or its exit). */
-export async function spawnAgentCommand(args: string[], timeoutMs = 20_000): Promise<AgentProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'agent/main.ts', ...args], {
-    cwd: REPO_ROOT,
+export function spawnAgentCommand(args: string[], timeoutMs = 20_000): Promise<AgentProcess> {
+  return spawnAgentProgram([process.execPath, '--import', 'tsx', 'agent/main.ts', ...args], { timeoutMs });
+}
+
+/** Where and how `spawnAgentProgram` runs the agent. */
+export interface SpawnAgentOptions {
+  /** Default: the repository root. */
+  cwd?: string;
+  /** Default: this process's environment. */
+  env?: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+}
+
+/** Runs an agent by a whole command line (`[program, …args]`, e.g. a built bundle) and waits for "Started agent". */
+export async function spawnAgentProgram(argv: string[], opts: SpawnAgentOptions = {}): Promise<AgentProcess> {
+  const timeoutMs = opts.timeoutMs ?? 20_000;
+  const child = spawn(argv[0], argv.slice(1), {
+    cwd: opts.cwd ?? REPO_ROOT,
+    ...(opts.env ? { env: opts.env } : {}),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -71,7 +87,7 @@ export async function spawnAgentCommand(args: string[], timeoutMs = 20_000): Pro
     await kill();
     throw new Error(`${(e as Error).message}\n${out}`);
   });
-  if (ready === 'exited') throw new Error(`mesh-agent ${args[0]} exited before it started:\n${out}`);
+  if (ready === 'exited') throw new Error(`${argv.join(' ')} exited before it started:\n${out}`);
   return { pid: child.pid!, metrics: String(ready.metrics ?? ''), output: () => out, lines, exited, kill };
 }
 

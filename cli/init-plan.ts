@@ -1,12 +1,13 @@
 /**
  * What `meshctl init` will do, decided from its flags before anything is written: the paths, the node, the
  * listen address, the command that runs the control plane, and the objects the control plane's store gets.
- * Pure except for reading the host name, the user id and whether the built `mesh-control-plane.js` sits
- * beside this meshctl.
+ * Pure except for reading the host name, the user id and whether `mesh-control-plane` sits beside this meshctl.
  *
  * Defaults: as root (a real machine) the data lives under /var/lib/meshctl/, where the systemd unit in
- * manifests/systemd/ expects it; as any other user under ./.meshctl/ (where the local mesh and meshctl's
- * config lookup look too), so that trying it needs no root.
+ * manifests/systemd/ expects it, and the agent's root is `/`; as any other user everything lives under
+ * ./.meshctl/ (where the local mesh and meshctl's config lookup look too), the agent's root included
+ * (./.meshctl/root stands in for `/`, as in the local mesh): the built-in modules declare machine paths such
+ * as /var/lib/meshctl/overlay-hub, which resolve under the agent's root, so trying it needs no root.
  */
 import { existsSync, realpathSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -29,6 +30,7 @@ import { UsageError } from './errors.ts';
 export interface InitFlags {
   dataDir?: string;
   agentStateDir?: string;
+  agentRoot?: string;
   listen?: string;
   name?: string;
   site?: string;
@@ -40,6 +42,8 @@ export interface InitFlags {
 export interface InitPlan {
   dataDir: string;
   agentStateDir: string;
+  /** The agent's `--root`: every declared path (the built-in modules' too) resolves under it. */
+  agentRoot: string;
   /** As given (`HOST:PORT`), for the control plane's `--listen`. */
   listen: string;
   host: string;
@@ -57,15 +61,29 @@ export function defaultBase(uid: number | undefined = process.getuid?.()): strin
   return uid === 0 ? '/var/lib/meshctl' : resolve('.meshctl');
 }
 
-/** The command that runs the control plane: the built `mesh-control-plane.js` beside this meshctl, else the one on PATH. */
-export function defaultControlPlaneCommand(script: string | undefined = process.argv[1]): string[] {
+/** The agent's root by default: `/` as root, else ./.meshctl/root (a folder standing in for `/`). */
+export function defaultAgentRoot(uid: number | undefined = process.getuid?.()): string {
+  return uid === 0 ? '/' : join(defaultBase(uid), 'root');
+}
+
+/**
+ * How to run one of meshctl's programs (`mesh-control-plane`, `mesh-agent`), resolved now so that it works
+ * as printed and the agent (whose PATH may differ) runs exactly it: the command of that name beside the
+ * meshctl command that was run (`/usr/bin/meshctl` after `npm install -g .`, or a checkout's
+ * `dist/bin/meshctl`); else, for `node dist/meshctl.js`, node with the built `<name>.js` beside it; else
+ * `<name>` from PATH.
+ */
+export function programCommand(name: string, script: string | undefined = process.argv[1]): string[] {
+  if (!script) return [name];
+  const command = join(dirname(resolve(script)), name);
+  if (existsSync(command)) return [command];
   try {
-    const sibling = join(dirname(realpathSync(script ?? '')), 'mesh-control-plane.js');
-    if (existsSync(sibling)) return [process.execPath, sibling];
+    const bundle = join(dirname(realpathSync(script)), `${name}.js`);
+    if (existsSync(bundle)) return [process.execPath, bundle];
   } catch {
     /* not a file: fall through */
   }
-  return ['mesh-control-plane'];
+  return [name];
 }
 
 /** Splits `HOST:PORT` (`[::1]:6443` too); the port must be fixed (1–65535): agents are told it. */
@@ -86,17 +104,19 @@ export function planInit(f: InitFlags): InitPlan {
   const base = defaultBase();
   const dataDir = resolve(f.dataDir ?? join(base, 'control-plane'));
   const agentStateDir = resolve(f.agentStateDir ?? join(base, 'agent'));
+  const agentRoot = resolve(f.agentRoot ?? defaultAgentRoot());
   const listen = f.listen ?? '0.0.0.0:6443';
   const { host, port } = parseListen(listen);
   const node = f.name ?? hostname().toLowerCase();
   const command =
     f.controlPlaneCommand !== undefined
       ? f.controlPlaneCommand.trim().split(/\s+/).filter(Boolean)
-      : defaultControlPlaneCommand();
+      : programCommand('mesh-control-plane');
   if (command.length === 0) throw new UsageError('--control-plane-command must not be empty');
   const plan: InitPlan = {
     dataDir,
     agentStateDir,
+    agentRoot,
     listen,
     host,
     port,

@@ -25,7 +25,8 @@ import { nextSteps } from './init-output.ts';
 
 /** The `init` command. */
 export const command: Command = {
-  usage: 'init [--data-dir DIR] [--listen HOST:PORT] [--name NODE] [--site SITE] [--san NAME]...',
+  usage:
+    'init [--data-dir DIR] [--agent-state-dir DIR] [--agent-root DIR] [--listen HOST:PORT] [--name NODE] [--site SITE] [--san NAME]...',
   description:
     'Make this machine the control-plane node of a new mesh: CA, serving certificate, admin credential, ' +
     'the Mesh, this Node, and the built-in modules control-plane and overlay-hub assigned to it. ' +
@@ -47,6 +48,12 @@ export const command: Command = {
       arg: 'DIR',
       help: "this node's agent state directory, seeded here (default /var/lib/meshctl/agent as root, else ./.meshctl/agent)",
     },
+    {
+      name: 'agent-root',
+      type: 'string',
+      arg: 'DIR',
+      help: "this node's agent --root, under which every declared path resolves (default / as root, else ./.meshctl/root)",
+    },
     { name: 'listen', type: 'string', arg: 'HOST:PORT', help: 'where the control plane serves (default 0.0.0.0:6443)' },
     { name: 'name', type: 'string', arg: 'NODE', help: "this node's name (default: the host name)" },
     { name: 'site', type: 'string', arg: 'SITE', help: "this node's site (co-location group)" },
@@ -60,7 +67,7 @@ export const command: Command = {
       name: 'control-plane-command',
       type: 'string',
       arg: 'CMD',
-      help: 'the program that runs mesh-control-plane, split on spaces (default: the one beside this meshctl, else mesh-control-plane on PATH)',
+      help: 'the program that runs mesh-control-plane, split on spaces (default: the mesh-control-plane beside this meshctl, else mesh-control-plane on PATH)',
     },
   ],
   run,
@@ -72,6 +79,7 @@ async function run(ctx: CommandContext): Promise<number> {
   const plan = planInit({
     dataDir: a.str('data-dir'),
     agentStateDir: a.str('agent-state-dir'),
+    agentRoot: a.str('agent-root'),
     listen: a.str('listen'),
     name: a.str('name'),
     site: a.str('site'),
@@ -91,6 +99,7 @@ async function run(ctx: CommandContext): Promise<number> {
     const seeded = await seedStore(store, plan);
     const bootstrap = agentBootstrapPath(plan.agentStateDir);
     mkdirSync(plan.agentStateDir, { recursive: true, mode: 0o700 });
+    mkdirSync(plan.agentRoot, { recursive: true, mode: 0o755 });
     await writeFileAtomic(
       bootstrap,
       renderAgentBootstrap({

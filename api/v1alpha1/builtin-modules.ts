@@ -19,7 +19,7 @@ export const CONTROL_PLANE_MODULE = 'control-plane';
 /** The built-in module that makes a node the overlay hub. */
 export const OVERLAY_HUB_MODULE = 'overlay-hub';
 
-/** Where the overlay hub's declared place is on its node. */
+/** Where the overlay hub's declared place is on its node (a declared path: it resolves under the agent's --root). */
 export const OVERLAY_HUB_DIR = '/var/lib/meshctl/overlay-hub';
 
 /** Options of `controlPlaneModule`. */

@@ -6,11 +6,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createClient } from '../../api/client/http-client.ts';
 import { loadMeshconfig } from '../../api/client/meshconfig.ts';
 import type { KubeObject } from '../../api/meta/types.ts';
-import { freePort, killServices, servicePid, spawnAgent, waitFor } from '../../agent/testing.ts';
+import { freePort, killServices, servicePid, spawnAgent, spawnAgentProgram, waitFor } from '../../agent/testing.ts';
 import { buildCli, type BuiltCli } from './cli-harness.ts';
 import { initWorld } from './init-helpers.ts';
 import { spawnAgentCommand } from './join-helpers.ts';
@@ -38,18 +38,21 @@ describe('meshctl init, then the agent', () => {
   it('brings up the control plane as its supervised service from the seeded store, and keeps it across an agent restart', async (t) => {
     const w = initWorld(t, cli);
     const port = await freePort();
-    assert.equal((await w.init(['--listen', `127.0.0.1:${port}`])).code, 0);
-    const agentArgs = [
-      '--state-dir',
-      w.stateDir,
-      '--root',
-      w.root,
+    const init = await w.init(['--listen', `127.0.0.1:${port}`]);
+    assert.equal(init.code, 0, init.stderr);
+    // The agent command as init printed it (the built bundle, --state-dir, --root), with short intervals.
+    const printed = /^ {7}(\S.* run --state-dir .*)$/m.exec(init.stdout)?.[1];
+    assert.equal(
+      printed,
+      `${process.execPath} ${join(dirname(cli.bin), 'mesh-agent.js')} run --state-dir ${w.stateDir} --root ${w.root}`,
+    );
+    const agent = await spawnAgentProgram([
+      ...printed.split(' '),
       '--reconcile-interval',
       '300ms',
       '--heartbeat-interval',
       '300ms',
-    ];
-    const agent = await spawnAgent(agentArgs);
+    ]);
     w.agents.push(agent);
     assert.ok(
       agent.lines().some((l) => l.msg === 'Imported bootstrap Declaration' && l.node === 'cp-1'),

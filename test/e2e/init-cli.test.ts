@@ -52,7 +52,14 @@ describe('meshctl init', () => {
     ]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /Initialised a new mesh on node "cp-1"/);
-    assert.match(r.stdout, new RegExp(`mesh-agent run --state-dir ${w.stateDir}`));
+    // From a checkout (`node dist/meshctl.js`), the printed commands run the bundles beside it with this node.
+    const dist = dirname(cli.bin);
+    assert.ok(
+      r.stdout.includes(
+        `\n       ${process.execPath} ${dist}/mesh-agent.js run --state-dir ${w.stateDir} --root ${w.root}\n`,
+      ),
+      r.stdout,
+    );
     assert.match(r.stdout, /meshctl token create/);
     const p = controlPlanePaths(w.dataDir);
     const bootstrapPath = join(w.stateDir, 'bootstrap-declaration.json');

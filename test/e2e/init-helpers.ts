@@ -19,7 +19,7 @@ export interface InitWorld {
   meshconfig: string;
   /** Agents to SIGKILL after the test, before their services are killed (so none is restarted). */
   agents: AgentProcess[];
-  /** Runs `meshctl init` for this world with `extra` flags. */
+  /** Runs `meshctl init` for this world (its data dir, agent state dir and agent root) with `extra` flags. */
   init(extra?: string[]): Promise<CliResult>;
 }
 
@@ -39,7 +39,18 @@ export function initWorld(t: { after(fn: () => void | Promise<void>): void }, cl
     meshconfig: join(w.dataDir, 'admin.meshconfig'),
     agents,
     init: (extra = []) =>
-      cli.run(['init', '--data-dir', w.dataDir, '--agent-state-dir', w.stateDir, '--name', node, ...extra]),
+      cli.run([
+        'init',
+        '--data-dir',
+        w.dataDir,
+        '--agent-state-dir',
+        w.stateDir,
+        '--agent-root',
+        w.root,
+        '--name',
+        node,
+        ...extra,
+      ]),
   };
 }
 
