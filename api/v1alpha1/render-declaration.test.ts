@@ -181,7 +181,7 @@ test('a version-only change is a new generation: every resource carries the vers
       ['web-a/svc', '1.1.0'],
     ],
   );
-  const service = second.rendering.spec.resources[2]!;
+  const service = second.rendering.spec.resources[2];
   assert.equal(service.kind, 'Service');
   assert.deepEqual(service.spec, {
     command: ['greet'],
