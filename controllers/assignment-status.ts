@@ -9,6 +9,10 @@
  * ModuleNotFound, VersionNotAvailable, InvalidResourceId (nothing rendered), Failed or Conflict (a resource
  * did not apply: the message names it and the agent's error), or Pending (the node has not got there yet).
  * This reads status.results as describing status.observedGeneration, so the agent writes both together.
+ *
+ * Every version or generation a message names is backed by the node's report: the rendered resources carry
+ * the module version (render-declaration.ts), so a new version is a new owner generation, and "applied … of
+ * version X" needs the node to have stored that generation and reported its resources Applied.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { setCondition } from '../api/meta/conditions.ts';

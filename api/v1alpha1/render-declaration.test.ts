@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Assignment, Declaration, Module, ModuleResource, Node } from './generated/index.ts';
 import {
+  MODULE_VERSION_ENV,
   OWNERS_ANNOTATION,
   declarationToWrite,
   formatOwnerRecords,
@@ -61,12 +62,13 @@ test("renders the node's assignments in creation order, then name, with prefixed
   ];
   const { rendering } = render({ assignments, modules: modules(web, db) });
   assert.deepEqual(rendering.spec.resources, [
-    { id: 'db-a/data', owner: 'db-a', kind: 'Directory', spec: { path: '/srv/db' } },
-    { id: 'db-b/data', owner: 'db-b', kind: 'Directory', spec: { path: '/srv/db' } },
-    { id: 'web-a/dir', owner: 'web-a', kind: 'Directory', spec: { path: '/srv/web' } },
+    { id: 'db-a/data', owner: 'db-a', version: '2.0.0', kind: 'Directory', spec: { path: '/srv/db' } },
+    { id: 'db-b/data', owner: 'db-b', version: '2.0.0', kind: 'Directory', spec: { path: '/srv/db' } },
+    { id: 'web-a/dir', owner: 'web-a', version: '1.0.0', kind: 'Directory', spec: { path: '/srv/web' } },
     {
       id: 'web-a/msg',
       owner: 'web-a',
+      version: '1.0.0',
       kind: 'File',
       spec: { path: '/srv/web/m', content: 'v1' },
       dependsOn: ['web-a/dir'],
@@ -147,6 +149,50 @@ test('a content change bumps spec.generation by one; unchanged owners keep their
   assert.deepEqual(second.rendering.owners, {
     'other-a': { version: '1', generation: 1 },
     'web-a': { version: '2.0.0', generation: 2 },
+  });
+});
+
+test('a version-only change is a new generation: every resource carries the version, a Service gets it in its env', () => {
+  const svc: ModuleResource = {
+    id: 'svc',
+    kind: 'Service',
+    dependsOn: ['dir'],
+    spec: { command: ['greet'], env: { MODE: 'x', MESHCTL_MODULE_VERSION: 'ignored' }, workingDirectory: '/srv/web' },
+  };
+  const resources = [dir('dir', '/srv/web'), svc];
+  const other = mod('other', '1', [dir('d', '/o')]);
+  const assignments = [
+    asg('other-a', { module: 'other', node: 'a' }),
+    asg('web-a', { module: 'web', node: 'a' }, '2026-02-01T00:00:00Z'),
+  ];
+  const first = render({ assignments, modules: modules(mod('web', '1.0.0', resources), other) });
+  const second = render({ assignments, modules: modules(mod('web', '1.1.0', resources), other), current: first.decl });
+  assert.equal(second.rendering.changed, true);
+  assert.equal(second.rendering.spec.generation, 2);
+  assert.deepEqual(second.rendering.owners, {
+    'other-a': { version: '1', generation: 1 },
+    'web-a': { version: '1.1.0', generation: 2 },
+  });
+  assert.deepEqual(
+    second.rendering.spec.resources.map((r) => [r.id, r.version]),
+    [
+      ['other-a/d', '1'],
+      ['web-a/dir', '1.1.0'],
+      ['web-a/svc', '1.1.0'],
+    ],
+  );
+  const service = second.rendering.spec.resources[2];
+  assert.equal(service.kind, 'Service');
+  assert.deepEqual(service.spec, {
+    command: ['greet'],
+    env: { MODE: 'x', [MODULE_VERSION_ENV]: '1.1.0' },
+    workingDirectory: '/srv/web',
+  });
+  assert.equal(MODULE_VERSION_ENV, 'MESHCTL_MODULE_VERSION');
+  assert.deepEqual(svc.spec, {
+    command: ['greet'],
+    env: { MODE: 'x', MESHCTL_MODULE_VERSION: 'ignored' },
+    workingDirectory: '/srv/web',
   });
 });
 

@@ -9,6 +9,10 @@
  *   module's resources. One pinned to another version keeps what the Declaration already holds for it when
  *   that was rendered at the pinned version. Otherwise it is VersionNotAvailable: what the node already runs
  *   for it stays (a typo in a version must not take a module off its node), and a new one renders nothing.
+ * - A new module version is a rollout, as a changed pod template is: every resource rendered for an owner
+ *   carries the module version (`version`), and every Service gets it in its env as MODULE_VERSION_ENV. So a
+ *   version-only change is a new generation, and the agent's Service driver sees a changed spec and restarts
+ *   the service. Each node's Declaration is rendered on its own: all nodes of a module roll at once.
  * - What was rendered per owner (version, and the generation since which its resources are unchanged) is
  *   recorded in the OWNERS_ANNOTATION, written in the same update as the resources it describes.
  * - spec.generation is the renderer's own counter: it goes up by one when the resources change (1 for a new
@@ -31,6 +35,9 @@ import type {
 
 /** The Declaration annotation recording, per owning assignment, what was rendered for it (JSON OwnerRecords). */
 export const OWNERS_ANNOTATION = 'meshctl.dev/owners';
+
+/** The env var through which every rendered Service gets its module's version (it also makes the service restart). */
+export const MODULE_VERSION_ENV = 'MESHCTL_MODULE_VERSION';
 
 /** The longest host resource id the schema allows. */
 const MAX_ID_LENGTH = 253;
@@ -93,10 +100,18 @@ export function prefixedId(owner: string, id: string): string {
   return `${owner}/${id}`;
 }
 
-/** A module's resources as owned by `owner`: ids and dependsOn prefixed, order kept. */
-export function renderTemplates(owner: string, templates: readonly ModuleResource[]): DeclaredResource[] {
+/**
+ * A module's resources at `version` as owned by `owner`: ids and dependsOn prefixed, order kept, each
+ * carrying the version, and each Service's env holding it as MODULE_VERSION_ENV.
+ */
+export function renderTemplates(
+  owner: string,
+  version: string,
+  templates: readonly ModuleResource[],
+): DeclaredResource[] {
   return templates.map((t) => {
-    const r: Record<string, unknown> = { id: prefixedId(owner, t.id), owner, kind: t.kind, spec: t.spec };
+    const spec = t.kind === 'Service' ? { ...t.spec, env: { ...t.spec.env, [MODULE_VERSION_ENV]: version } } : t.spec;
+    const r: Record<string, unknown> = { id: prefixedId(owner, t.id), owner, version, kind: t.kind, spec };
     if (t.dependsOn) r.dependsOn = t.dependsOn.map((d) => prefixedId(owner, d));
     return r as DeclaredResource;
   });
@@ -142,7 +157,7 @@ function select(
   if (!mod) return { problem: { reason: 'ModuleNotFound', message: `module "${a.spec.module}" not found` } };
   const wanted = a.spec.version ?? mod.spec.version;
   let resources: DeclaredResource[];
-  if (wanted === mod.spec.version) resources = renderTemplates(name, mod.spec.resources);
+  if (wanted === mod.spec.version) resources = renderTemplates(name, wanted, mod.spec.resources);
   else if (heldRecord?.version === wanted) resources = held;
   else {
     const unavailable = `version ${wanted} of module "${mod.metadata.name}" is not available: the module is at version ${mod.spec.version}`;

@@ -231,6 +231,60 @@ test('a module version change rolls followers; a pinned assignment stays until i
   assert.equal((await getDecl('v-node')).spec.generation, g1 + 2, 'nothing was rendered anew');
 });
 
+// Issue 8: a version-only change rendered nothing new, yet the assignment said "applied … version 1.1.0" at once.
+test('a version-only module change is a new generation; "applied … version X" waits for the node to report it', async () => {
+  const resources = [dir('dir', '/srv/o'), file('conf', '/srv/o/conf', 'same', ['dir'])];
+  await mod('o-mod', '1.0.0', resources);
+  await node('o-node');
+  await assign('o-asg', { module: 'o-mod', node: 'o-node' });
+  await waitReason('o-asg', 'Pending');
+  await agentReports('o-node', () => ({ state: 'Applied' }));
+  const v1 = await waitReason('o-asg', 'Applied');
+  assert.equal(v1.status?.conditions?.[0]?.message, 'node "o-node" applied all 2 resources of version 1.0.0');
+  const g1 = (await getDecl('o-node')).spec.generation;
+
+  await client.patch('modules', 'o-mod', { spec: { version: '1.1.0' } });
+  // The node has not reported since: the assignment names the new version, and says the node has yet to store it.
+  const before = await eventually(async () => {
+    const a = await getAsg('o-asg');
+    assert.equal(a.status?.version, '1.1.0', JSON.stringify(a.status));
+    return a;
+  });
+  const pending = before.status?.conditions?.find((c) => c.type === 'Applied');
+  assert.equal(pending?.reason, 'Pending');
+  assert.equal(
+    pending?.message,
+    `node "o-node" has not yet stored declaration generation ${g1 + 1} (it holds generation ${g1})`,
+  );
+  const d2 = await getDecl('o-node');
+  assert.equal(d2.spec.generation, g1 + 1, 'the version is delivered in a new generation');
+  assert.deepEqual(
+    d2.spec.resources.map((r) => r.version),
+    ['1.1.0', '1.1.0'],
+  );
+
+  // Stored but not yet applied (the agent acknowledges with every result Pending): still not applied.
+  const received = d2.spec.resources.map((r) => ({ id: r.id, state: 'Pending' as const }));
+  await client.updateStatus('declarations', {
+    ...d2,
+    status: { observedGeneration: d2.metadata.generation, receivedGeneration: d2.spec.generation, results: received },
+  });
+  const stored = await eventually(async () => {
+    const a = await getAsg('o-asg');
+    assert.match(a.status?.conditions?.[0]?.message ?? '', /has applied 0 of 2 resources/);
+    return a;
+  });
+  assert.equal(stored.status?.conditions?.[0]?.reason, 'Pending');
+
+  await agentReports('o-node', () => ({ state: 'Applied' }));
+  await eventually(async () =>
+    assert.equal(
+      (await getAsg('o-asg')).status?.conditions?.[0]?.message,
+      'node "o-node" applied all 2 resources of version 1.1.0',
+    ),
+  );
+});
+
 test('deleting an assignment removes its resources in a new generation', async () => {
   await mod('d-mod', '1', [dir('dir', '/srv/d')]);
   await node('d-node');

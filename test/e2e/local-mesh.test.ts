@@ -15,6 +15,7 @@ import type { KubeObject } from '../../api/meta/types.ts';
 import { freePort, killServices, serviceRecords, servicePid, waitFor } from '../../agent/testing.ts';
 import { buildCli, type BuiltCli } from './cli-harness.ts';
 import { REPO_ROOT } from '../harness.ts';
+import { logPath } from '../../agent/drivers/log-file.ts';
 import { cmdline, isRunning, pidsWithTag } from './mesh-helpers.ts';
 
 const NODES = ['node-a', 'node-b', 'node-c'];
@@ -163,8 +164,8 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
   };
   assert.deepEqual(await names(), NODES, 'exactly the three nodes');
 
-  // The greeter runs on node-a (and node-b), writing to out.log; node-c has none of it.
-  const outLog = join(home, 'nodes', 'node-a', 'root', 'srv', 'greeter', 'out.log');
+  // The greeter runs on node-a (and node-b), printing to its log file (the agent captures its output); node-c has none of it.
+  const outLog = logPath(state('node-a'), 'greeter-on-node-a/service');
   const size = (): number => (existsSync(outLog) ? statSync(outLog).size : 0);
   const greeters = ['node-a', 'node-b'].map((n) => servicePid(state(n), `greeter-on-${n}/service`)!);
   assert.ok(
@@ -172,7 +173,7 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
     'a greeter runs on node-a and node-b',
   );
   const s0 = size();
-  await waitFor(() => size() > s0, 6000, 'out.log to grow');
+  await waitFor(() => size() > s0, 6000, "the greeter's log to grow");
   assert.match(readFileSync(outLog, 'utf8'), /^hello from the greeter module, version 1\.0\.0 at \S+Z$/m);
   assert.deepEqual(readdirSync(join(home, 'nodes', 'node-c', 'root')), [], 'node-c has no greeter');
   assert.equal(servicePid(state('node-c'), 'greeter-on-node-c/service'), undefined);
@@ -181,7 +182,7 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
   process.kill(cpPid, 'SIGKILL');
   await expectOutput(mesh, 'stderr', /control-plane stopped \(SIGKILL\)/, 5000);
   const s1 = size();
-  await waitFor(() => size() > s1, 6000, 'out.log to keep growing without the control plane');
+  await waitFor(() => size() > s1, 6000, "the greeter's log to keep growing without the control plane");
   assert.deepEqual(greeters.map(isRunning), [true, true]);
   const down = await cli.run(['get', 'nodes'], { config: meshconfig });
   assert.notEqual(down.code, 0);

@@ -15,6 +15,10 @@ export type DeclaredResource =
        * Name of the owning Assignment.
        */
       owner: string;
+      /**
+       * The module version the owner's resources were rendered from. A new version is a new resource (and so a new generation) even when nothing else changed; a Service also gets it as MESHCTL_MODULE_VERSION in its env, so it restarts.
+       */
+      version?: string;
       kind: 'Directory';
       spec: DirectorySpec;
       dependsOn?: DependsOn;
@@ -25,6 +29,10 @@ export type DeclaredResource =
        * Name of the owning Assignment.
        */
       owner: string;
+      /**
+       * The module version the owner's resources were rendered from. A new version is a new resource (and so a new generation) even when nothing else changed; a Service also gets it as MESHCTL_MODULE_VERSION in its env, so it restarts.
+       */
+      version?: string;
       kind: 'File';
       spec: FileSpec;
       dependsOn?: DependsOn;
@@ -35,6 +43,10 @@ export type DeclaredResource =
        * Name of the owning Assignment.
        */
       owner: string;
+      /**
+       * The module version the owner's resources were rendered from. A new version is a new resource (and so a new generation) even when nothing else changed; a Service also gets it as MESHCTL_MODULE_VERSION in its env, so it restarts.
+       */
+      version?: string;
       kind: 'Service';
       spec: ServiceSpec;
       dependsOn?: DependsOn;
@@ -45,6 +57,10 @@ export type DeclaredResource =
        * Name of the owning Assignment.
        */
       owner: string;
+      /**
+       * The module version the owner's resources were rendered from. A new version is a new resource (and so a new generation) even when nothing else changed; a Service also gets it as MESHCTL_MODULE_VERSION in its env, so it restarts.
+       */
+      version?: string;
       kind: 'WireGuard';
       spec: WireGuardSpec;
       dependsOn?: DependsOn;

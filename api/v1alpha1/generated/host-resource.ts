@@ -119,7 +119,7 @@ export type ServiceSpec = {
    */
   command: string[];
   /**
-   * Environment variables added to the agent's minimal environment.
+   * Environment variables added to the agent's minimal environment. When rendered into a Declaration, MESHCTL_MODULE_VERSION is set to the module's version (replacing any value given here).
    */
   env?: {
     [k: string]: string;
