@@ -5,129 +5,24 @@
 // SIGTERM stops every process it started.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { createClient } from '../../api/client/http-client.ts';
 import { loadMeshconfig } from '../../api/client/meshconfig.ts';
 import type { KubeObject } from '../../api/meta/types.ts';
-import { freePort, killServices, serviceRecords, servicePid, waitFor } from '../../agent/testing.ts';
-import { buildCli, type BuiltCli } from './cli-harness.ts';
+import { freePort, serviceRecords, servicePid, waitFor } from '../../agent/testing.ts';
+import type { BuiltCli } from './cli-harness.ts';
+import { buildLocalMeshDir, childrenOf, expectOutput, LOCAL_NODES, startLocalMesh } from './local-mesh-helpers.ts';
 import { REPO_ROOT } from '../harness.ts';
 import { logPath } from '../../agent/drivers/log-file.ts';
 import { cmdline, isRunning, pidsWithTag } from './mesh-helpers.ts';
 
-const NODES = ['node-a', 'node-b', 'node-c'];
-
-/** The pids of live processes whose parent is `ppid`. */
-function childrenOf(ppid: number): number[] {
-  return readdirSync('/proc')
-    .filter((n) => /^\d+$/.test(n))
-    .map(Number)
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === ppid && isRunning(pid);
-      } catch {
-        return false;
-      }
-    });
-}
-
-let cli: BuiltCli;
+let cli: BuiltCli & { dir: string };
 before(async () => {
-  cli = await buildCli();
-  symlinkSync(join(REPO_ROOT, 'manifests'), join(dirname(dirname(cli.bin)), 'manifests'));
+  cli = await buildLocalMeshDir();
 });
 after(() => cli?.cleanup());
-
-/** A running `node hack/local-mesh.mjs` (torn down by PID at the end of the test, whatever happens). */
-interface LocalMesh {
-  pid: number;
-  home: string;
-  stdout(): string;
-  stderr(): string;
-  /** Both streams, for failure messages. */
-  output(): string;
-  stdin: NodeJS.WritableStream;
-  exited: Promise<number | string | null>;
-  /** A node's agent state dir. */
-  state(node: string): string;
-}
-
-/** Starts the local mesh on `listen` in a fresh MESHCTL_HOME and waits for its `export MESHCONFIG=` line. */
-async function startLocalMesh(
-  t: { after(fn: () => Promise<void>): void },
-  listen: string,
-): Promise<LocalMesh & { meshconfig: string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'meshctl-local-mesh-e2e-'));
-  const home = join(dir, 'home');
-  const env: NodeJS.ProcessEnv = { ...process.env, MESHCTL_HOME: home, MESHCTL_LISTEN: listen };
-  delete env.MESHCONFIG;
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'hack', 'local-mesh.mjs')], {
-    cwd: dirname(dirname(cli.bin)),
-    env,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => {
-    stdout += d;
-  });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => {
-    stderr += d;
-  });
-  const exited = new Promise<number | string | null>((resolve) =>
-    child.once('exit', (code, sig) => resolve(code ?? sig)),
-  );
-  const state = (node: string): string => join(home, 'nodes', node, 'state');
-  t.after(async () => {
-    const ours = [...childrenOf(child.pid!), ...pidsWithTag(home)];
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await exited;
-    for (const pid of ours) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }
-    for (const node of NODES) killServices(state(node));
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const output = (): string => `stdout:\n${stdout}\nstderr:\n${stderr}`;
-  const meshconfig = await waitFor(
-    () => /^export MESHCONFIG=(.+)$/m.exec(stdout)?.[1],
-    35_000,
-    'the export MESHCONFIG line',
-  ).catch((e: Error) => {
-    throw new Error(`${e.message}\n${output()}`);
-  });
-  return {
-    pid: child.pid!,
-    home,
-    stdout: () => stdout,
-    stderr: () => stderr,
-    output,
-    stdin: child.stdin,
-    exited,
-    state,
-    meshconfig,
-  };
-}
-
-/** Waits for `re` in a stream of the local mesh, failing with its whole output. */
-async function expectOutput(
-  mesh: LocalMesh,
-  stream: 'stdout' | 'stderr',
-  re: RegExp,
-  timeoutMs: number,
-): Promise<void> {
-  await waitFor(() => re.test(mesh[stream]()), timeoutMs, `${re} on ${stream}`).catch((e: Error) => {
-    throw new Error(`${e.message}\n${mesh.output()}`);
-  });
-}
 
 /** Waits until every Node's status.controlPlaneLastContact (its agent's heartbeat) is at or after `since`. */
 async function heartbeatsSince(meshconfig: string, since: string, t: { after(fn: () => void): void }): Promise<void> {
@@ -146,7 +41,7 @@ async function heartbeatsSince(meshconfig: string, since: string, t: { after(fn:
 }
 
 test('npm start: a local mesh of three nodes that survives its control plane being killed and stops cleanly', async (t) => {
-  const mesh = await startLocalMesh(t, `127.0.0.1:${await freePort()}`);
+  const mesh = await startLocalMesh(t, { cwd: cli.dir, listen: `127.0.0.1:${await freePort()}` });
   const { home, meshconfig, state } = mesh;
   assert.equal(meshconfig, join(home, 'control-plane', 'admin.meshconfig'));
   const cpPid = Number(/kill -9 (\d+)/.exec(mesh.stdout())?.[1]);
@@ -162,7 +57,7 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
     assert.match(header ?? '', /^NAME\s/);
     return rows.map((row) => row.split(/\s+/)[0]).sort();
   };
-  assert.deepEqual(await names(), NODES, 'exactly the three nodes');
+  assert.deepEqual(await names(), LOCAL_NODES, 'exactly the three nodes');
 
   // The greeter runs on node-a (and node-b), printing to its log file (the agent captures its output); node-c has none of it.
   const outLog = logPath(state('node-a'), 'greeter-on-node-a/service');
@@ -190,11 +85,11 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
 
   // Enter starts it again: meshctl works, and the agents find it on their own and report.
   const back = new Date().toISOString();
-  mesh.stdin.write('\n');
+  mesh.enter();
   await expectOutput(mesh, 'stdout', /control-plane started again \(pid \d+\)\./, 20_000);
-  assert.deepEqual(await names(), NODES, 'meshctl get nodes works again');
+  assert.deepEqual(await names(), LOCAL_NODES, 'meshctl get nodes works again');
   await heartbeatsSince(meshconfig, back, t);
-  for (const n of NODES)
+  for (const n of LOCAL_NODES)
     await expectOutput(mesh, 'stdout', new RegExp(`^${n}: Reconnected to control plane`, 'm'), 5000);
 
   // SIGTERM: exit 0, and every process it started is gone (agents stop their services: --stop-services-on-exit).
@@ -217,11 +112,11 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
 // With MESHCTL_LISTEN port 0, Enter must start the control plane again on the port it first got: each agent
 // keeps the server URL it stored at its first start (a new free port would leave them unable to reach it).
 test('npm start with MESHCTL_LISTEN port 0: after Enter restarts the control plane, the agents reach it again', async (t) => {
-  const mesh = await startLocalMesh(t, '127.0.0.1:0');
+  const mesh = await startLocalMesh(t, { cwd: cli.dir, listen: '127.0.0.1:0' });
   process.kill(Number(/kill -9 (\d+)/.exec(mesh.stdout())?.[1]), 'SIGKILL');
   await expectOutput(mesh, 'stderr', /control-plane stopped \(SIGKILL\)/, 5000);
   const back = new Date().toISOString();
-  mesh.stdin.write('\n');
+  mesh.enter();
   await expectOutput(mesh, 'stdout', /control-plane started again \(pid \d+\)\./, 20_000);
   await heartbeatsSince(mesh.meshconfig, back, t);
 });
@@ -229,11 +124,11 @@ test('npm start with MESHCTL_LISTEN port 0: after Enter restarts the control pla
 // Issue 8: a second `npm start` in the same MESHCTL_HOME names the running one; after `kill -9` of an agent,
 // Ctrl-C still stops that agent's services (by the pid records its supervisor kept) and says which.
 test('npm start: a second start is refused naming the first; Ctrl-C after kill -9 of an agent stops its services too', async (t) => {
-  const mesh = await startLocalMesh(t, `127.0.0.1:${await freePort()}`);
+  const mesh = await startLocalMesh(t, { cwd: cli.dir, listen: `127.0.0.1:${await freePort()}` });
   const env: NodeJS.ProcessEnv = { ...process.env, MESHCTL_HOME: mesh.home, MESHCTL_LISTEN: '127.0.0.1:0' };
   delete env.MESHCONFIG;
   const second = spawnSync(process.execPath, [join(REPO_ROOT, 'hack', 'local-mesh.mjs')], {
-    cwd: dirname(dirname(cli.bin)),
+    cwd: cli.dir,
     env,
     encoding: 'utf8',
     timeout: 30_000,
@@ -242,7 +137,9 @@ test('npm start: a second start is refused naming the first; Ctrl-C after kill -
   assert.match(second.stderr, new RegExp(`a local mesh is already running in ${mesh.home} \\(pid ${mesh.pid}\\)`));
   assert.doesNotMatch(second.stderr, /lock/);
 
-  const services = NODES.flatMap((n) => serviceRecords(mesh.state(n)).map((r) => ({ node: n, id: r.id, pid: r.pid })));
+  const services = LOCAL_NODES.flatMap((n) =>
+    serviceRecords(mesh.state(n)).map((r) => ({ node: n, id: r.id, pid: r.pid })),
+  );
   assert.deepEqual(services.map((s) => s.id).sort(), ['greeter-on-node-a/service', 'greeter-on-node-b/service']);
   assert.ok(services.every((s) => isRunning(s.pid)));
   const agentA = (JSON.parse(readFileSync(join(mesh.state('node-a'), 'agent.json'), 'utf8')) as { pid: number }).pid;
