@@ -1,14 +1,18 @@
 /**
  * `<state-dir>/agent.json`: where a running agent can be found (pid, node, metrics URL), for the local
- * mesh and tests — written atomically once the agent has started.
+ * mesh, `mesh-agent reconcile` and tests — written atomically once the agent has started.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../api/meta/atomic-file.ts';
+import { currentBootId, procStat } from './drivers/process-record.ts';
 
 /** What agent.json holds. */
 export interface AgentInfoFile {
   pid: number;
+  /** The pid's start time and boot (drivers/process-record.ts), so a reused pid is never signalled. */
+  startTime?: string;
+  bootId?: string;
   node: string;
   root: string;
   metrics?: string;
@@ -25,7 +29,13 @@ export async function writeAgentInfo(
   stateDir: string,
   info: { node: string; root: string; metrics?: string },
 ): Promise<void> {
-  const rec: AgentInfoFile = { pid: process.pid, ...info, startedAt: new Date().toISOString() };
+  const startTime = procStat(process.pid)?.startTime;
+  const rec: AgentInfoFile = {
+    pid: process.pid,
+    ...(startTime !== undefined ? { startTime, bootId: currentBootId() } : {}),
+    ...info,
+    startedAt: new Date().toISOString(),
+  };
   await writeFileAtomic(agentInfoPath(stateDir), JSON.stringify(rec, null, 2) + '\n', { mode: 0o644 });
 }
 

@@ -17,7 +17,7 @@ import pkg from '../package.json' with { type: 'json' };
 import { declaredResources } from './declared-resources.ts';
 import { createProcessSupervisor, type ProcessSupervisorOptions } from './drivers/process-supervisor.ts';
 import { createDriverRegistry } from './drivers/registry.ts';
-import { createEngine } from './engine/reconciler.ts';
+import { createEngine, type Engine } from './engine/reconciler.ts';
 import type { Logger } from './engine/types.ts';
 import { resolveIdentity } from './identity.ts';
 import { readAgentBootstrap } from '../api/wire/agent-bootstrap.ts';
@@ -26,13 +26,14 @@ import { createJsonLogger } from '../api/meta/logger.ts';
 import { createAgentMetrics, type MetricsServer } from './metrics.ts';
 import { serveMetricsOnStablePort } from './metrics-port.ts';
 import { createReconcileLoop, type ReconcileLoop } from './reconcile-loop.ts';
-import { createRunEffects, type RunEffects } from './run-effects.ts';
+import { createRunEffects, degradedReason, type LastOutcome, type RunEffects } from './run-effects.ts';
 import { openAgentStore, type AgentStore } from './store/agent-store.ts';
 import { createReachability, type Reachability } from './sync/reachability.ts';
 import { createSync, type Sync } from './sync/sync.ts';
 import { openAgentLogs, withLogMetrics } from './logs/agent-logs.ts';
 import type { LogShipper } from './logs/shipper.ts';
 import { writeAgentInfo } from './agent-info.ts';
+import { rootError } from './root-dir.ts';
 
 /** The agent's version, reported in Node.status.agentVersion. */
 export const AGENT_VERSION: string = pkg.version;
@@ -77,14 +78,18 @@ export interface AgentInfo {
   metrics?: string;
 }
 
-/** A snapshot of the agent's state (also served on /healthz). */
+/**
+ * A snapshot of the agent's state (also served on /healthz, 503 unless `ok`): not ok while it is not started
+ * or when its last reconcile did not apply everything; `reason` then says why.
+ */
 export interface AgentState {
   ok: boolean;
+  reason?: string;
   node: string;
   generation: { received?: number; applied?: number };
   reachable?: boolean;
   unreachableSeconds: number;
-  lastReconcile?: ReturnType<RunEffects['lastOutcome']>;
+  lastReconcile?: LastOutcome;
 }
 
 /** An agent; `start()` once, then `stop()`. */
@@ -92,11 +97,17 @@ export interface Agent {
   start(): Promise<AgentInfo>;
   stop(): Promise<void>;
   state(): AgentState;
+  /**
+   * Forgets the backoff of every failed resource and reconciles at once (SIGHUP, `mesh-agent reconcile`);
+   * resolves when that reconcile has finished.
+   */
+  reconcileNow(reason: string): Promise<void>;
 }
 
 interface Parts {
   store: AgentStore;
   node: string;
+  engine: Engine;
   supervisor: ReturnType<typeof createProcessSupervisor>;
   reach: Reachability;
   effects: RunEffects;
@@ -116,8 +127,10 @@ export function createAgent(opts: AgentOptions): Agent {
   const state = (): AgentState => {
     const received = parts?.store.declaration()?.object.spec.generation;
     const last = parts?.effects.lastOutcome();
+    const reason = !parts ? 'the agent is not started' : degradedReason(last);
     return {
-      ok: parts !== undefined && last?.outcome !== 'error',
+      ok: reason === undefined,
+      ...(reason !== undefined ? { reason } : {}),
       node: parts?.node ?? opts.nodeName ?? '',
       generation: { received, applied: parts?.effects.appliedGeneration() },
       reachable: parts?.reach.reachable(),
@@ -158,7 +171,9 @@ export function createAgent(opts: AgentOptions): Agent {
 
   async function assemble(store: AgentStore): Promise<Parts> {
     const boot = readAgentBootstrap(opts.stateDir);
-    const { identity, changed } = resolveIdentity(store.identity(), withBootstrap(opts, boot), opts.stateDir);
+    const { identity, changed, rootFrom } = resolveIdentity(store.identity(), withBootstrap(opts, boot), opts.stateDir);
+    const badRoot = rootError(identity.root, rootFrom ?? 'flag', opts.stateDir);
+    if (badRoot !== undefined) throw new Error(badRoot);
     if (changed) await store.saveIdentity(identity);
     if (boot) await importBootstrap({ store, stateDir: opts.stateDir, boot, logger });
     const node = identity.nodeName;
@@ -231,7 +246,7 @@ export function createAgent(opts: AgentOptions): Agent {
         appliedGeneration: () => effects.appliedGeneration(),
       },
       onDeclaration: (obj) =>
-        receive({ store, node, logger: log, obj, report: () => sync.reporter.reportDeclaration(), loop }),
+        receive({ store, node, logger: log, obj, report: () => sync.reporter.reportDeclaration(), loop, engine }),
     });
     const logs = await openAgentLogs({
       stateDir: opts.stateDir,
@@ -249,7 +264,7 @@ export function createAgent(opts: AgentOptions): Agent {
       listen === false
         ? undefined
         : await serveMetricsOnStablePort({ listen, metrics, health: state, stateDir: opts.stateDir, logger: log });
-    return { store, node, supervisor, reach, effects, loop, client, sync, logs, server };
+    return { store, node, engine, supervisor, reach, effects, loop, client, sync, logs, server };
   }
 
   async function stop(): Promise<void> {
@@ -270,7 +285,14 @@ export function createAgent(opts: AgentOptions): Agent {
     await stopping;
   }
 
-  return { start, stop, state };
+  async function reconcileNow(reason: string): Promise<void> {
+    const p = parts;
+    if (!p || stopping) return;
+    p.engine.retryNow();
+    await p.loop.trigger(reason);
+  }
+
+  return { start, stop, state, reconcileNow };
 }
 
 /** A logger that adds `node` to every line (the engine's and supervisor's lines name only the resource). */
@@ -278,7 +300,10 @@ function withNode(logger: Logger, node: string): Logger {
   return { info: (msg, f) => logger.info(msg, { node, ...f }), error: (msg, f) => logger.error(msg, { node, ...f }) };
 }
 
-/** Handles a Declaration seen on the watch: a new generation is stored FIRST, then acknowledged, then reconciled. */
+/**
+ * Handles a Declaration seen on the watch: a new generation is stored FIRST, then acknowledged, then reconciled
+ * with every resource's backoff forgotten.
+ */
 async function receive(a: {
   store: AgentStore;
   node: string;
@@ -286,6 +311,7 @@ async function receive(a: {
   obj: Declaration;
   report(): Promise<void>;
   loop: ReconcileLoop;
+  engine: Engine;
 }): Promise<void> {
   const stored = a.store.declaration()?.object;
   const m = a.obj.metadata;
@@ -298,5 +324,7 @@ async function receive(a: {
     resources: a.obj.spec.resources.length,
   });
   await a.report();
+  // Something changed: what failed before may apply now (and a changed resource is another resource).
+  a.engine.retryNow();
   void a.loop.trigger('new generation');
 }

@@ -19,7 +19,7 @@ test('cli: flags become agent options, with defaults', (t) => {
     '--name',
     'a',
     '--root',
-    '/r',
+    dir,
     '--config',
     cfg,
     '--site',
@@ -35,7 +35,7 @@ test('cli: flags become agent options, with defaults', (t) => {
   assert.deepEqual(o, {
     stateDir: dir,
     nodeName: 'a',
-    root: '/r',
+    root: dir,
     site: 'home',
     connection: { server: 'https://127.0.0.1:6443', token: 'tok' },
     reconcileIntervalMs: 500,
@@ -56,6 +56,7 @@ test('cli: flags become agent options, with defaults', (t) => {
 test('cli: bad command lines are usage errors that say what is wrong', () => {
   const bad: Array<[string[], RegExp]> = [
     [['run'], /--state-dir is required/],
+    [['run', '--state-dir', 'x', '--root', '/no/such/root'], /^--root \/no\/such\/root does not exist: /],
     [[], /missing command/],
     [['start', '--state-dir', 'x'], /unknown command "start"/],
     [['run', '--state-dir', 'x', '--bogus'], /Unknown option '--bogus'/],

@@ -2,6 +2,7 @@
  * The command line of `mesh-agent`: usage text and parsing into `createAgent` options (the shared flag
  * parser, api/meta/flags.ts). A `UsageError` (api/meta/usage-error.ts) means exit code 2.
  */
+import { resolve } from 'node:path';
 import { loadMeshconfig } from '../api/client/meshconfig.ts';
 import { parseDuration } from '../api/meta/duration.ts';
 import { parseArgs, unknownOption, type FlagSpec } from '../api/meta/flags.ts';
@@ -9,10 +10,12 @@ import { parseHostPort } from '../api/meta/host-port.ts';
 import { UsageError } from '../api/meta/usage-error.ts';
 import type { AgentOptions } from './agent.ts';
 import { parseByteSize } from './logs/byte-size.ts';
+import { rootError } from './root-dir.ts';
 
 /** The help text. */
 export const USAGE = `Usage: mesh-agent run --state-dir DIR [flags]
        mesh-agent join --server URL --token TOKEN --ca-hash sha256:HEX [flags]   (see mesh-agent join --help)
+       mesh-agent reconcile --state-dir DIR   (the running agent retries every failed resource now; SIGHUP does too)
 
 Runs the node agent: keeps this machine in the state its Declaration says, from its own store,
 whether or not the control plane answers.
@@ -75,7 +78,7 @@ export function parseCommandLine(argv: string[]): AgentOptions | 'help' {
     throw new UsageError(
       positionals.length === 0
         ? 'missing command: mesh-agent run …'
-        : `unknown command "${positionals.join(' ')}" (the commands are "run" and "join")`,
+        : `unknown command "${positionals.join(' ')}" (the commands are "run", "join" and "reconcile")`,
     );
   }
   const stateDir = v('state-dir');
@@ -107,6 +110,8 @@ export function parseCommandLine(argv: string[]): AgentOptions | 'help' {
     }
   }
   const [name, root, site] = [v('name'), v('root'), v('site')];
+  const badRoot = root === undefined ? undefined : rootError(resolve(root), 'flag', stateDir);
+  if (badRoot !== undefined) throw new UsageError(badRoot);
   return {
     stateDir,
     ...(name !== undefined ? { nodeName: name } : {}),

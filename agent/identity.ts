@@ -7,6 +7,7 @@
 import { resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { ClientConfig } from '../api/client/types.ts';
+import type { RootOrigin } from './root-dir.ts';
 import type { AgentIdentity } from './store/agent-store.ts';
 
 /** What the caller gave for this start. */
@@ -19,12 +20,15 @@ export interface IdentityInput {
 
 const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
-/** Merges this start's input with the stored identity; throws a readable Error on a mismatch or a gap. */
+/**
+ * Merges this start's input with the stored identity; throws a readable Error on a mismatch or a gap.
+ * `rootFrom` says where the root came from (undefined: the default `/`).
+ */
 export function resolveIdentity(
   stored: AgentIdentity | undefined,
   input: IdentityInput,
   stateDir: string,
-): { identity: AgentIdentity; changed: boolean } {
+): { identity: AgentIdentity; changed: boolean; rootFrom?: RootOrigin } {
   const nodeName = input.nodeName ?? stored?.nodeName;
   if (nodeName === undefined)
     throw new Error(`${stateDir} holds no agent yet: the first start needs the node name (--name)`);
@@ -55,5 +59,6 @@ export function resolveIdentity(
     ...(conn.token ? { token: conn.token } : {}),
     ...(site ? { site } : {}),
   };
-  return { identity, changed: !isDeepStrictEqual(identity, stored) };
+  const rootFrom: RootOrigin | undefined = input.root !== undefined ? 'flag' : stored ? 'stored' : undefined;
+  return { identity, changed: !isDeepStrictEqual(identity, stored), ...(rootFrom ? { rootFrom } : {}) };
 }

@@ -26,7 +26,7 @@ test('join: flags become the join and the agent to run afterwards, with defaults
     '--state-dir',
     '/s',
     '--root',
-    '/r',
+    tmpdir(),
     '--heartbeat-interval',
     '1s',
   ]);
@@ -40,7 +40,7 @@ test('join: flags become the join and the agent to run afterwards, with defaults
       nodeName: 'n1',
       site: 'home',
       stateDir: '/s',
-      root: '/r',
+      root: tmpdir(),
       run: undefined,
     },
   );
@@ -58,6 +58,7 @@ test('join: flags become the join and the agent to run afterwards, with defaults
 test('join: bad command lines are usage errors', () => {
   const bad: Array<[string[], RegExp]> = [
     [[], /--server is required/],
+    [[...REQUIRED, '--root', '/no/such/root'], /^--root \/no\/such\/root does not exist: /],
     [REQUIRED.slice(0, 4), /--ca-hash is required/],
     [[...REQUIRED, '--config', 'x'], /Unknown option '--config'/],
     [[...REQUIRED, 'extra'], /positional/],

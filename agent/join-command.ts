@@ -73,6 +73,7 @@ export function parseJoinCommand(argv: string[]): JoinCommand | 'help' {
   const runArgv = ['run', '--state-dir', stateDir];
   for (const f of RUN_FLAGS) if (v(f) !== undefined) runArgv.push(`--${f}`, v(f)!);
   if (args.bool('stop-services-on-exit')) runArgv.push('--stop-services-on-exit');
+  if (v('root') !== undefined) runArgv.push('--root', v('root')!); // checked (root-dir.ts) before the join
   const run = parseCommandLine(runArgv) as AgentOptions;
   const [site, root] = [v('site'), v('root')];
   return {

@@ -1,13 +1,15 @@
 /**
  * `mesh-agent`: the node agent process. `mesh-agent run` wraps one in-process agent (agent.ts): it
  * logs one JSON line per event on stderr, `{"msg":"Started agent","metrics":…}` when ready; SIGTERM or
- * SIGINT stops it cleanly (services keep running unless --stop-services-on-exit) and exits 0.
+ * SIGINT stops it cleanly (services keep running unless --stop-services-on-exit) and exits 0; SIGHUP makes it
+ * retry every failed resource now (`mesh-agent reconcile --state-dir DIR` sends it: reconcile-command.ts).
  * `mesh-agent join …` joins a mesh with a token first (join-command.ts), then runs the same way.
  * Exit codes: 0 clean stop, 1 failed to start or run (e.g. a damaged store) or to join, 2 bad usage.
  */
 import { createAgent, type AgentOptions } from './agent.ts';
 import { parseCommandLine, USAGE } from './cli-args.ts';
 import { joinCommand } from './join-command.ts';
+import { reconcileCommand } from './reconcile-command.ts';
 import { createJsonLogger, type Logger } from '../api/meta/logger.ts';
 import { EXIT_USAGE } from '../api/meta/usage-error.ts';
 
@@ -16,6 +18,10 @@ async function main(argv: string[]): Promise<void> {
     const logger = createJsonLogger();
     const code = await joinCommand(argv.slice(1), { logger, runAgent: (opts) => runAgent(opts, logger) });
     if (code !== 0) process.exit(code);
+    return;
+  }
+  if (argv[0] === 'reconcile') {
+    process.exitCode = await reconcileCommand(argv.slice(1));
     return;
   }
   let opts: AgentOptions | 'help';
@@ -35,6 +41,12 @@ async function main(argv: string[]): Promise<void> {
 /** Starts the agent and stops it cleanly on SIGTERM/SIGINT (exits 1 when it cannot start). */
 async function runAgent(opts: AgentOptions, logger: Logger): Promise<void> {
   const agent = createAgent({ ...opts, logger });
+  // Before start: agent.json (which `mesh-agent reconcile` reads) is written during start, and SIGHUP's
+  // default action would end the process.
+  process.on('SIGHUP', () => {
+    logger.info('Received SIGHUP: retrying every failed resource now', { signal: 'SIGHUP' });
+    void agent.reconcileNow('SIGHUP');
+  });
   try {
     await agent.start();
   } catch (e) {

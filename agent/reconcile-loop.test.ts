@@ -21,6 +21,7 @@ function slowEngine(clock: Clock, ms: number) {
   const engine: Engine = {
     plan: async () => [],
     inventory: async () => [],
+    retryNow: () => {},
     async reconcile(): Promise<ReconcileResult> {
       active++;
       seen.maxActive = Math.max(seen.maxActive, active);

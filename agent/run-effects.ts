@@ -20,13 +20,32 @@ export interface RunEffectsOptions {
   afterRun(queuedEvents: boolean): void;
 }
 
+/** How the last reconcile went (served on /healthz): `notApplied` lists `id State` of the failed resources. */
+export interface LastOutcome {
+  at: string;
+  startedAt: string;
+  outcome: 'success' | 'failure' | 'error';
+  durationMs: number;
+  error?: string;
+  resources?: number;
+  notApplied?: string[];
+}
+
+/** Why the last reconcile leaves the agent degraded (/healthz 503), or undefined when it applied everything. */
+export function degradedReason(last: LastOutcome | undefined): string | undefined {
+  if (last?.outcome === 'error') return `the last reconcile failed: ${last.error ?? 'unknown error'}`;
+  if (last?.outcome !== 'failure') return undefined;
+  const bad = last.notApplied ?? [];
+  const shown = bad.length > 10 ? [...bad.slice(0, 10), `and ${bad.length - 10} more`] : bad;
+  return `the last reconcile did not apply ${bad.length} of ${last.resources ?? '?'} resources: ${shown.join(', ')}`;
+}
+
 /** The agent's memory of its last reconcile. */
 export interface RunEffects {
   onRun(outcome: RunOutcome): Promise<void>;
   /** The last successful engine run (for the Declaration status). */
   lastRun(): RunSummary | undefined;
-  lastOutcome():
-    { at: string; outcome: 'success' | 'failure' | 'error'; durationMs: number; error?: string } | undefined;
+  lastOutcome(): LastOutcome | undefined;
   appliedGeneration(): number | undefined;
 }
 
@@ -35,7 +54,7 @@ export function createRunEffects(opts: RunEffectsOptions): RunEffects {
   const { node, store, metrics, logger } = opts;
   let applied = store.connection().appliedGeneration;
   let run: RunSummary | undefined;
-  let last: ReturnType<RunEffects['lastOutcome']>;
+  let last: LastOutcome | undefined;
   let failing = '';
 
   const event = async (item: Omit<OutboxItem, 'name' | 'time' | 'involvedObject'>): Promise<void> => {
@@ -49,9 +68,10 @@ export function createRunEffects(opts: RunEffectsOptions): RunEffects {
 
   async function onRun(o: RunOutcome): Promise<void> {
     const at = new Date().toISOString();
+    const startedAt = new Date(Date.parse(at) - Math.ceil(o.durationMs)).toISOString();
     if (!o.result) {
       metrics.reconciled('error', o.durationMs / 1000);
-      last = { at, outcome: 'error', durationMs: o.durationMs, error: o.error?.message };
+      last = { at, startedAt, outcome: 'error', durationMs: o.durationMs, error: o.error?.message };
       return;
     }
     const { results, steps } = o.result;
@@ -65,7 +85,8 @@ export function createRunEffects(opts: RunEffectsOptions): RunEffects {
     metrics.reconciled(outcome, o.durationMs / 1000);
     metrics.setOwned(o.result.owned);
     run = { uid: o.decl.metadata.uid, generation: o.decl.metadata.generation ?? 0, results, at };
-    last = { at, outcome, durationMs: o.durationMs };
+    const notApplied = bad.map((r) => `${r.action === 'remove' ? 'remove ' : ''}${r.id} ${r.state}`);
+    last = { at, startedAt, outcome, durationMs: o.durationMs, resources: declared.length, notApplied };
     const changed = steps.filter((s) => s.action === 'create' || s.action === 'update' || s.action === 'remove');
     let queued = false;
     if (declared.every((r) => r.state === 'Applied') && applied !== generation) {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { joinUnderRoot, resolveUnderRoot, PathEscapesRootError } from './resolve-under-root.ts';
 import { tempHost } from '../engine/testing.ts';
@@ -42,6 +42,23 @@ test('a symlink in a parent that points outside the root is rejected', async () 
     mkdirSync(join(h.root, 'inside'));
     symlinkSync(join(h.root, 'inside'), join(h.root, 'link-in'));
     assert.equal(await resolveUnderRoot(h.root, '/link-in/x'), join(h.root, 'link-in/x'));
+  } finally {
+    h.cleanup();
+  }
+});
+
+test('a root that does not exist, or no longer exists, is named in the error', async () => {
+  const h = tempHost();
+  try {
+    const gone = join(h.dir, 'never');
+    await assert.rejects(resolveUnderRoot(gone, '/etc/x'), {
+      message: `the agent's root ${gone} (its --root) does not exist`,
+    });
+    assert.equal(await resolveUnderRoot(h.root, '/etc/x'), join(h.root, 'etc/x'));
+    rmSync(h.root, { recursive: true });
+    await assert.rejects(resolveUnderRoot(h.root, '/etc/x'), {
+      message: `the agent's root ${h.root} (its --root) does not exist`,
+    });
   } finally {
     h.cleanup();
   }

@@ -4,7 +4,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
-import { errnoCode } from '../../api/meta/errno.ts';
+import { errnoCode, isMissing } from '../../api/meta/errno.ts';
 
 /** The error thrown for a declared path that is malformed or escapes the root. */
 export class PathEscapesRootError extends Error {
@@ -39,13 +39,25 @@ const realRoots = new Map<string, string>();
 export async function resolveUnderRoot(root: string, path: string): Promise<string> {
   const abs = joinUnderRoot(root, path);
   let realRoot = realRoots.get(root);
-  if (realRoot === undefined) realRoots.set(root, (realRoot = realpathSync.native(root)));
+  if (realRoot === undefined) realRoots.set(root, (realRoot = realpathOfRoot(root)));
   const isRoot = path.split('/').every((seg) => seg === '' || seg === '.');
   const realParent = realpathOfExistingAncestor(isRoot ? abs : dirname(abs));
   if (realParent !== realRoot && !realParent.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep)) {
+    realpathOfRoot(root); // the root itself vanished (e.g. unmounted): say so rather than "outside the root"
     throw new PathEscapesRootError(path, root, `its parent resolves to ${realParent}, outside the root`);
   }
   return abs;
+}
+
+/** The realpath of the agent's root; an error naming it (and --root) when it is gone. */
+function realpathOfRoot(root: string): string {
+  try {
+    return realpathSync.native(root);
+  } catch (e) {
+    throw new Error(
+      `the agent's root ${root} (its --root) ${isMissing(e) ? 'does not exist' : `cannot be resolved: ${String(e)}`}`,
+    );
+  }
 }
 
 function realpathOfExistingAncestor(dir: string): string {

@@ -2,7 +2,8 @@
  * The engine the agent holds: `reconcile(resources)` observes the world, plans against the owned
  * inventory and applies, one reconcile at a time; `plan(resources)` is the same without applying
  * (dry-run). The inventory is loaded once from the caller's store and every change to it is handed to
- * `saveInventory`, which must be durable before it resolves. Failed resources back off per resource.
+ * `saveInventory`, which must be durable before it resolves. Failed resources back off per resource
+ * (retry.ts) until `retryNow()`.
  */
 import { performance } from 'node:perf_hooks';
 import { applyPlan } from './apply.ts';
@@ -51,6 +52,8 @@ export interface Engine {
   reconcile(resources: readonly DeclaredResource[]): Promise<ReconcileResult>;
   /** The owned inventory, in creation order. */
   inventory(): Promise<readonly InventoryEntry[]>;
+  /** Forgets the backoff of every failed resource: the next reconcile attempts them all. */
+  retryNow(): void;
 }
 
 /** Creates the engine (see the module comment). */
@@ -109,5 +112,6 @@ export function createEngine(opts: EngineOptions): Engine {
       }),
     reconcile: (resources) => serial(() => reconcile(resources)),
     inventory: () => serial(async () => (await load()).list()),
+    retryNow: () => retry.reset(),
   };
 }

@@ -1,7 +1,15 @@
 /**
  * Per-resource retry backoff for the engine (drivers never retry): after a resource fails, it is not
  * attempted again until its delay has passed — doubling from `initialMs` to `maxMs` with each
- * consecutive failure, reset by a success.
+ * consecutive failure, reset by a success, and forgotten by `reset()` (the agent calls it when a new
+ * generation arrives and on `SIGHUP` / `mesh-agent reconcile`: someone changed something, try now).
+ *
+ * The cap is 30 s. What a resource usually waits for is outside the agent and fixed by a person (a
+ * directory created, a port freed, a root mounted): after the fix it should apply within about the
+ * time a person waits before looking again, not after minutes (a 5 min cap once took 229 s to
+ * recover). A failed attempt costs a few system calls, so retrying every failing resource every 30 s
+ * costs nothing measurable, and the delay still grows over the first failures so that a resource that
+ * fails at once is not hammered at every reconcile.
  */
 import { KeyedBackoff, type Clock } from '../../api/meta/clock.ts';
 
@@ -9,9 +17,12 @@ import { KeyedBackoff, type Clock } from '../../api/meta/clock.ts';
 export interface RetryOptions {
   /** Delay after the first failure. Default 1 s. */
   initialMs?: number;
-  /** Cap. Default 5 min. */
+  /** Cap. Default 30 s (see the module comment). */
   maxMs?: number;
 }
+
+/** The default cap of the per-resource backoff (see the module comment). */
+export const RETRY_MAX_MS = 30_000;
 
 /** Tracks failures per resource id. */
 export interface RetryTracker {
@@ -19,11 +30,13 @@ export interface RetryTracker {
   waiting(id: string): string | undefined;
   failed(id: string, message: string): void;
   succeeded(id: string): void;
+  /** Forgets every failure: each resource is attempted at the next reconcile, with its delay back at `initialMs`. */
+  reset(): void;
 }
 
 /** Creates a retry tracker on `clock`. */
 export function createRetryTracker(opts: RetryOptions & { clock: Clock }): RetryTracker {
-  const backoff = new KeyedBackoff({ baseMs: opts.initialMs ?? 1000, maxMs: opts.maxMs ?? 300_000 });
+  const backoff = new KeyedBackoff({ baseMs: opts.initialMs ?? 1000, maxMs: opts.maxMs ?? RETRY_MAX_MS });
   const state = new Map<string, { nextAt: number; message: string }>();
   return {
     waiting(id) {
@@ -40,6 +53,10 @@ export function createRetryTracker(opts: RetryOptions & { clock: Clock }): Retry
     succeeded(id) {
       state.delete(id);
       backoff.reset(id);
+    },
+    reset() {
+      for (const id of state.keys()) backoff.reset(id);
+      state.clear();
     },
   };
 }

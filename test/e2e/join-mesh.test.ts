@@ -143,6 +143,7 @@ test('token create → two agents join over TLS and converge with their node cre
   const del = await meshctl(cfg, ['token', 'delete', deleted.token.slice(0, 6)]);
   assert.equal(del.stdout, `jointoken "${deleted.token.slice(0, 6)}" deleted\n`);
   const c = mesh.node('c');
+  mkdirSync(c.root, { recursive: true }); // else every join below is refused for its --root first
   const wrongSecret = { ...pinned, token: `${pinned.token.slice(0, 7)}${'0'.repeat(16)}` };
   const wrongPin = { ...pinned, caHash: `sha256:${'ab'.repeat(32)}` };
   const results = await Promise.all(
