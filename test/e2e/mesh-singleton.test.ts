@@ -1,12 +1,17 @@
-// The samples on a real mesh: `meshctl init`, its store served by the built control plane, the user's own
-// objects — their module "web" among them, a name the samples once used — then `meshctl apply -f
-// manifests/samples/` and `meshctl delete -f manifests/samples/` with the built meshctl. The samples create only
-// their own objects and delete only those; the user's objects and the Mesh singleton are left as they were.
+// The Mesh singleton and the samples on a real mesh, with the built meshctl and control plane.
+// - The samples: `meshctl init`, its store served by the control plane, the user's own objects — their module
+//   "web" among them, a name the samples once used — then `meshctl apply -f manifests/samples/` and `meshctl
+//   delete -f manifests/samples/`. The samples create only their own objects and delete only those; the user's
+//   objects and the Mesh are left as they were.
+// - init on a data directory a control plane served first: that control plane created the Mesh with the
+//   defaults (controllers/ensure-mesh.ts); init finishes it rather than calling the directory initialised.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createClient, type HttpClient } from '../../api/client/http-client.ts';
+import { controlPlanePaths } from '../../api/server/pki/first-start.ts';
+import { openStore } from '../../api/store/index.ts';
 import { loadMeshconfig } from '../../api/client/meshconfig.ts';
 import { KINDS } from '../../api/v1alpha1/kinds.ts';
 import { freePort } from '../../agent/testing.ts';
@@ -140,5 +145,30 @@ describe('the samples on a mesh made by meshctl init', () => {
     const still = await client.get('meshes', 'mesh');
     assert.equal(still.metadata.uid, mesh.metadata.uid);
     assert.deepEqual(still.status, { controlPlaneNode: 'cp-1', hubNode: 'cp-1' });
+  });
+
+  it("init on a data dir a control plane served first gives the Mesh it created init's status, and then counts as initialised", async (t) => {
+    const w = initWorld(t, cli);
+    const cp = await runControlPlane(cli, ['--data-dir', w.dataDir, '--listen', '127.0.0.1:0', '--node', 'cp-1']);
+    assert.equal(cp.serving, true, cp.output());
+    const client = createClient(loadMeshconfig(w.meshconfig));
+    const created = await client.get('meshes', 'mesh').finally(() => client.close());
+    assert.equal(await cp.stop(), 0);
+
+    const port = await freePort();
+    const r = await w.init(['--listen', `127.0.0.1:${port}`]);
+    assert.equal(r.code, 0, r.stderr);
+    const store = await openStore({ dir: controlPlanePaths(w.dataDir).store });
+    try {
+      const mesh = store.get('meshes', 'mesh')!;
+      assert.equal(mesh.metadata.uid, created.metadata.uid);
+      assert.deepEqual(mesh.spec, {});
+      assert.deepEqual(mesh.status, { controlPlaneNode: 'cp-1', hubNode: 'cp-1' });
+    } finally {
+      await store.close();
+    }
+    const again = await w.init(['--listen', `127.0.0.1:${port}`]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /is already initialised: its store holds Mesh "mesh" \(control-plane node "cp-1"/);
   });
 });
