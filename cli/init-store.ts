@@ -1,8 +1,9 @@
 /**
  * The writes of `meshctl init` into the control plane's store, which init opens directly — before any
  * control plane runs; the store's lock refuses it while one does. Each object is created only when missing,
- * so an init interrupted half-way finishes on the next run; the Mesh is created last, so its presence
- * means init finished (and a second init refuses, changing nothing).
+ * so an init interrupted half-way finishes on the next run; the Mesh is created last (or, when a control plane
+ * created it with the defaults, given its status last), so a Mesh naming the control-plane node means init
+ * finished (and a second init refuses, changing nothing).
  *
  * Besides the plan's objects: the node's Declaration, rendered exactly as the declaration controller will
  * render it (so the control plane, once up, finds nothing to change), and the node's credential.
@@ -35,9 +36,13 @@ export async function openControlPlaneStore(dir: string): Promise<FileStore> {
   }
 }
 
-/** The Mesh when init already ran on this store. */
+/**
+ * The Mesh when init already ran on this store: one that names the control-plane node. A Mesh that names none
+ * is the one a control plane created with the defaults when it was started on this store before init.
+ */
 export function initialisedMesh(store: FileStore): KubeObject | undefined {
-  return store.get('meshes', 'mesh');
+  const mesh = store.get('meshes', 'mesh');
+  return mesh?.status?.controlPlaneNode ? mesh : undefined;
 }
 
 /** Creates what is missing but the Mesh: the plan's objects, the node's Declaration and its credential. */
@@ -49,10 +54,19 @@ export async function seedStore(store: FileStore, plan: InitPlan): Promise<Seede
   return { declaration, credential };
 }
 
-/** Creates the Mesh, which marks init as finished: call after everything else is written. */
+/**
+ * Creates the Mesh, which marks init as finished: call after everything else is written. A Mesh already there
+ * (with the defaults, from a control plane started before init) keeps its settings and gets init's status.
+ */
 export async function finishInit(store: FileStore, plan: InitPlan): Promise<void> {
   const mesh = plan.objects.find((o) => o.plural === 'meshes')!;
-  await createIfMissing(store, mesh.plural, mesh.obj);
+  const current = store.get('meshes', 'mesh');
+  if (!current) {
+    await store.create(mesh.plural, structuredClone(mesh.obj));
+    return;
+  }
+  const status = { ...current.status, ...(mesh.obj.status as object) };
+  await store.update('meshes', { ...current, status }, { subresource: 'status' });
 }
 
 async function createIfMissing(store: FileStore, plural: string, obj: KubeObject): Promise<KubeObject> {

@@ -1,5 +1,6 @@
 /**
- * `mesh-control-plane`: the control-plane process. Opens its store, creates or reuses its PKI and admin
+ * `mesh-control-plane`: the control-plane process. Opens its store (checking it may serve it, and creating the
+ * Mesh singleton when it has none: ensure-mesh.ts), creates or reuses its PKI and admin
  * credential (first-start.ts), serves the API, writes `DIR/admin.meshconfig`, and shuts down cleanly on
  * SIGTERM/SIGINT. Logs one JSON line per event on stderr; `{"msg":"Serving","url":…}` means ready.
  */
@@ -16,6 +17,7 @@ import { loadMeshconfig } from '../api/client/meshconfig.ts';
 import { createAssignmentController } from './assignment-controller.ts';
 import { createDeclarationController } from './declaration-controller.ts';
 import { checkControlPlaneNode } from './check-control-plane-node.ts';
+import { ensureMesh } from './ensure-mesh.ts';
 import { createNodeController } from './node-controller.ts';
 import { createManager } from './runtime/manager.ts';
 import { createJsonLogger } from '../api/meta/logger.ts';
@@ -94,10 +96,12 @@ async function run(flags: Flags): Promise<void> {
     dir: join(flags.dataDir, 'store'),
     logger: storeLogTo(logger, { component: 'store' }),
   });
-  await checkControlPlaneNode({ store, node: flags.node, restore: flags.restore, logger }).catch(async (e: unknown) => {
-    await store.close();
-    throw e;
-  });
+  await checkControlPlaneNode({ store, node: flags.node, restore: flags.restore, logger })
+    .then(() => ensureMesh(store, logger))
+    .catch(async (e: unknown) => {
+      await store.close();
+      throw e;
+    });
   const files = await ensureControlPlaneFiles({
     dataDir: flags.dataDir,
     listenHost: flags.host,

@@ -1,6 +1,8 @@
 /**
- * The samples in manifests/samples/ are what a new user applies first: each must be valid as is, and the
- * validation of broken variants must name the right fields.
+ * The samples in manifests/samples/ are what a new user applies first, often to a mesh that already holds
+ * their own objects: each must be valid as is, named so that it cannot replace a user's object, and the
+ * validation of broken variants must name the right fields. The Mesh singleton is not a sample (it cannot be
+ * deleted, and every mesh has one): manifests/mesh.yaml shows it with its defaults.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,40 +15,59 @@ import { KINDS } from './kinds.ts';
 import { validateObject } from './validate.ts';
 
 const SAMPLES = fileURLToPath(new URL('../../manifests/samples/', import.meta.url));
+const MESH_FILE = fileURLToPath(new URL('../../manifests/mesh.yaml', import.meta.url));
 
-/** Every document of every sample file, with the file it came from. */
-function loadSamples(): { file: string; obj: KubeObject }[] {
+/** Every document of a file. */
+function loadFile(path: string, file: string): { file: string; obj: KubeObject }[] {
   const out: { file: string; obj: KubeObject }[] = [];
-  for (const file of readdirSync(SAMPLES)
-    .filter((f) => /\.ya?ml$/.test(f))
-    .sort()) {
-    for (const doc of parseAllDocuments(readFileSync(join(SAMPLES, file), 'utf8'))) {
-      assert.deepEqual(doc.errors, [], `${file} parses`);
-      const obj = doc.toJS() as KubeObject | null;
-      if (obj !== null) out.push({ file, obj });
-    }
+  for (const doc of parseAllDocuments(readFileSync(path, 'utf8'))) {
+    assert.deepEqual(doc.errors, [], `${file} parses`);
+    const obj = doc.toJS() as KubeObject | null;
+    if (obj !== null) out.push({ file, obj });
   }
   return out;
 }
 
-const samples = loadSamples();
+/** Every document of every sample file, with the file it came from. */
+function loadSamples(): { file: string; obj: KubeObject }[] {
+  return readdirSync(SAMPLES)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()
+    .flatMap((file) => loadFile(join(SAMPLES, file), file));
+}
 
-/** A deep copy of the sample of a kind. */
+const samples = loadSamples();
+const mesh = loadFile(MESH_FILE, 'manifests/mesh.yaml');
+
+/** A deep copy of the sample of a kind (the Mesh's from manifests/mesh.yaml). */
 function sample(kind: string): KubeObject {
-  const found = samples.find((s) => s.obj.kind === kind);
+  const found = [...samples, ...mesh].find((s) => s.obj.kind === kind);
   assert.ok(found, `a ${kind} sample exists`);
   return structuredClone(found.obj);
 }
 
 describe('manifests/samples', () => {
-  it('has one sample file per kind, named after the kind', () => {
-    for (const info of KINDS) {
+  it('has one sample file per kind but the Mesh, named after the kind; the Mesh is in manifests/mesh.yaml', () => {
+    for (const info of KINDS.filter((k) => k.kind !== 'Mesh')) {
       const inFile = samples.filter((s) => s.file === `${info.singular}.yaml`).map((s) => s.obj.kind);
       assert.deepEqual(inFile, [info.kind], `${info.singular}.yaml holds the ${info.kind}`);
     }
+    assert.deepEqual(
+      samples.filter((s) => s.obj.kind === 'Mesh'),
+      [],
+      'no Mesh among the samples: `meshctl delete -f manifests/samples/` must not try to delete the singleton',
+    );
+    assert.deepEqual(
+      mesh.map((s) => [s.obj.kind, s.obj.metadata.name]),
+      [['Mesh', 'mesh']],
+    );
   });
 
-  for (const { file, obj } of samples) {
+  it('name every object with the prefix "sample-", so that applying them never replaces a user\'s object', () => {
+    for (const { file, obj } of samples) assert.match(obj.metadata.name ?? '', /^sample-/, `${file}: ${obj.kind}`);
+  });
+
+  for (const { file, obj } of [...samples, ...mesh]) {
     it(`${file}: ${obj.kind} ${obj.metadata?.name} is valid and ready to apply`, () => {
       assert.deepEqual(validateObject(obj), []);
       assert.equal(obj.status, undefined, 'samples carry no status');
@@ -64,7 +85,6 @@ describe('manifests/samples', () => {
     assert.equal(spec('Route').port, spec('Module').port, 'the route points at the module port');
     const owners = (spec('Declaration').resources as { owner: string }[]).map((r) => r.owner);
     assert.ok(owners.every((o) => names('Assignment').has(o)));
-    assert.equal(sample('Mesh').metadata.name, 'mesh');
   });
 });
 

@@ -82,6 +82,33 @@ test('a second control plane on the same data dir refuses to start', async (t) =
   }
 });
 
+test('a control plane started on an empty data dir serves the Mesh singleton with the defaults; it cannot be deleted and a restart keeps it', async (t) => {
+  const dataDir = tempDir(t);
+  const first = await spawnControlPlane({ dataDir, insecure: true });
+  let mesh: { metadata: { uid: string; resourceVersion: string }; spec: unknown };
+  try {
+    const got = await httpRequest(first.config, 'GET', `${API}/meshes/mesh`);
+    assert.equal(got.status, 200, got.text);
+    mesh = got.json;
+    assert.deepEqual(mesh.spec, {}, 'every setting is its default');
+    assert.match(first.output(), /"msg":"Created Mesh"/);
+    const del = await httpRequest(first.config, 'DELETE', `${API}/meshes/mesh`);
+    assert.equal(del.status, 403, del.text);
+    assert.match(del.json.message, /the Mesh is the singleton every mesh has/);
+  } finally {
+    assert.equal(await first.stop(), 0);
+  }
+  const second = await spawnControlPlane({ dataDir, insecure: true });
+  try {
+    const again = await httpRequest(second.config, 'GET', `${API}/meshes/mesh`);
+    assert.equal(again.json.metadata.uid, mesh.metadata.uid);
+    assert.equal(again.json.metadata.resourceVersion, mesh.metadata.resourceVersion, 'an existing Mesh is left alone');
+    assert.doesNotMatch(second.output(), /"msg":"Created Mesh"/);
+  } finally {
+    assert.equal(await second.stop(), 0);
+  }
+});
+
 test('--insecure-http is refused off loopback; bad flags exit 2; --help prints usage', (t) => {
   const dataDir = tempDir(t);
   const insecure = runMain(['--data-dir', dataDir, '--listen', '0.0.0.0:0', '--insecure-http']);

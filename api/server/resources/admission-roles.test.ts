@@ -1,5 +1,6 @@
 // No contended role (ADR 0053), at the API: a second assignment of `control-plane` or `overlay-hub` is
-// refused with a message that says the role is declared, names its node and says how to move it.
+// refused with a message that says the role is declared, names its node and says how to move it; what runs
+// the control plane, and the Mesh singleton, cannot be deleted.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from '../../../test/harness.ts';
@@ -92,6 +93,38 @@ describe('admission: no contended role', () => {
         'still there',
       );
     }
+  });
+
+  it('refuses deleting the Mesh singleton with 403 and the reason; it stays, and its settings can still change', async () => {
+    const MESH = '/apis/meshctl.dev/v1alpha1/meshes/mesh';
+    const created = await srv.request('POST', '/apis/meshctl.dev/v1alpha1/meshes', {
+      apiVersion: 'meshctl.dev/v1alpha1',
+      kind: 'Mesh',
+      metadata: { name: 'mesh' },
+      spec: {},
+    });
+    assert.equal(created.status, 201, created.text);
+    for (const path of [MESH, `${MESH}?dryRun=All`]) {
+      const r = await srv.request('DELETE', path);
+      assert.equal(r.status, 403, r.text);
+      assert.equal(r.json.reason, 'Forbidden');
+      assert.match(
+        r.json.message,
+        /^meshes\.meshctl\.dev "mesh" is forbidden: the Mesh is the singleton every mesh has/,
+      );
+      assert.match(r.json.message, /names the control-plane node.*Change its settings instead/);
+    }
+    const still = await srv.request('GET', MESH);
+    assert.equal(still.status, 200);
+    assert.equal(still.json.metadata.uid, created.json.metadata.uid);
+    assert.equal(still.json.metadata.resourceVersion, created.json.metadata.resourceVersion);
+    const patched = await srv.request(
+      'PATCH',
+      MESH,
+      { spec: { heartbeatInterval: '5s' } },
+      { 'content-type': 'application/merge-patch+json' },
+    );
+    assert.equal(patched.status, 200, patched.text);
   });
 
   it('moves a role by deleting the old assignment first, then creating the new one', async () => {

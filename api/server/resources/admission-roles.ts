@@ -57,22 +57,42 @@ function roleMessage(module: string, holder: AssignmentLike): string {
 }
 
 /**
- * Refuses, with 403, deleting what runs the control plane through its own API: its assignment or its module.
- * The control-plane node's agent would stop the very process serving the mesh, with nothing to take over and
- * no API left to assign it anew. Moving it is a restore onto the new node, never a delete.
+ * Refuses, with 403, deleting what the mesh cannot do without, through its own API:
+ *
+ * - what runs the control plane, its assignment or its module. The control-plane node's agent would stop the
+ *   very process serving the mesh, with nothing to take over and no API left to assign it anew. Moving it is
+ *   a restore onto the new node, never a delete.
+ * - the `Mesh` singleton. Every mesh has it (`meshctl init` creates it, and the control plane creates it with
+ *   the defaults when it starts without one); it holds the mesh-wide settings and names the control-plane
+ *   node, which the control plane checks when it starts. Its settings are changed, never deleted.
  */
 export function checkRoleDelete(plural: string, name: string, store: Pick<Store, 'get'>): void {
+  if (plural === MESH_PLURAL && name === MESH_NAME) throw forbidden(plural, name, MESH_REASON);
   const obj = store.get(plural, name) as AssignmentLike | undefined;
   const isControlPlane =
     (plural === 'assignments' && obj?.spec?.module === 'control-plane') ||
     (plural === 'modules' && name === 'control-plane');
   if (!isControlPlane) return;
-  throw new ApiError({
+  throw forbidden(
+    plural,
+    name,
+    'it runs this control plane, and deleting it would stop the API that is answering; there is no failover to take over. ' +
+      'To move the control plane, restore its data directory on the new node and start it there once with ' +
+      '`mesh-control-plane --restore` (see README: Running it on real machines).',
+  );
+}
+
+const MESH_PLURAL = 'meshes';
+const MESH_NAME = 'mesh';
+const MESH_REASON =
+  'the Mesh is the singleton every mesh has: it holds the mesh-wide settings and names the control-plane node, ' +
+  'which the control plane checks when it starts. Change its settings instead (`meshctl apply -f` a Mesh named "mesh", ' +
+  'or `kubectl patch mesh mesh --type=merge`); a field left out takes its default.';
+
+function forbidden(plural: string, name: string, why: string): ApiError {
+  return new ApiError({
     reason: 'Forbidden',
-    message:
-      `${plural}.meshctl.dev "${name}" is forbidden: it runs this control plane, and deleting it would stop the API that is ` +
-      'answering; there is no failover to take over. To move the control plane, restore its data directory on the new node and ' +
-      'start it there once with `mesh-control-plane --restore` (see README: Running it on real machines).',
+    message: `${plural}.meshctl.dev "${name}" is forbidden: ${why}`,
     details: { name, group: 'meshctl.dev', kind: plural },
   });
 }
