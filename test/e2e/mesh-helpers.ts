@@ -54,14 +54,17 @@ export function createMesh(t: { after(fn: () => Promise<void>): void }): Mesh {
     await Promise.all(agents.map((a) => a.kill('SIGKILL')));
     await Promise.all(cps.map((cp) => cp.kill()));
     for (const name of started) killServices(node(name).stateDir);
-    for (const pid of [...pids, ...pidsWithTag(RUN_TAG)]) {
+    const killed = [...pids, ...pidsWithTag(RUN_TAG)];
+    for (const pid of killed) {
       try {
         process.kill(pid, 'SIGKILL');
       } catch {
         /* gone */
       }
     }
-    rmSync(dir, { recursive: true, force: true });
+    // A SIGKILLed process may still be creating files for a moment: remove the dir once they are all gone.
+    await waitFor(() => killed.every((pid) => !isRunning(pid)), 10_000, 'the killed processes to be gone');
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
   });
   return {
     dir,
