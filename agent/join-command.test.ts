@@ -42,6 +42,7 @@ test('join: flags become the join and the agent to run afterwards, with defaults
       stateDir: '/s',
       root: tmpdir(),
       run: undefined,
+      runLine: 'mesh-agent run --state-dir /s --heartbeat-interval 1s',
     },
   );
   assert.equal(c.run?.stateDir, '/s');

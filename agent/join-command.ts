@@ -3,6 +3,11 @@
  * kubeadm's join leaves a running kubelet — unless `--no-run`, which exits once the credential is stored so
  * that a service manager can run `mesh-agent run --state-dir DIR` from then on. A failed join exits 1 with
  * one line on stderr saying why; a bad command line exits 2.
+ *
+ * The join token is needed only for the join: once the credential is stored, the process that runs on
+ * renames itself (`process.title`, which rewrites /proc/<pid>/cmdline) to the `mesh-agent run` line it now
+ * is, so `ps` shows no token for the life of the agent — as after kubeadm's join, where the token was only on
+ * the command line of the join itself.
  */
 import { hostname } from 'node:os';
 import { parseArgs, refusePositionals, unknownOption, type FlagSpec } from '../api/meta/flags.ts';
@@ -21,7 +26,8 @@ export const JOIN_USAGE = `Usage: mesh-agent join --server URL --token TOKEN --c
 Joins this machine to a mesh and runs the agent. Get the command from \`meshctl token create\`.
 The server is verified against the CA pin before the token is sent; the node key (generated here, kept in
 STATE-DIR/node.key) and the node credential stay on this machine. Then the agent runs as \`mesh-agent run\`
-would; with --no-run it exits, and \`mesh-agent run --state-dir STATE-DIR\` runs it later (e.g. from systemd).
+would, and \`ps\` shows it as \`mesh-agent run --state-dir STATE-DIR …\` (the token is not kept on its command
+line); with --no-run it exits, and \`mesh-agent run --state-dir STATE-DIR\` runs it later (e.g. from systemd).
 
 Flags:
   --server URL                the control plane, e.g. https://10.0.0.1:6443 (required)
@@ -47,6 +53,8 @@ export interface JoinCommand {
   stateDir: string;
   /** The agent to run after joining; absent with --no-run. */
   run?: AgentOptions;
+  /** The command line the joined agent shows once it runs: `mesh-agent run --state-dir DIR …`, without the token. */
+  runLine: string;
 }
 
 const RUN_FLAGS = ['reconcile-interval', 'heartbeat-interval', 'metrics-listen'] as const;
@@ -85,6 +93,7 @@ export function parseJoinCommand(argv: string[]): JoinCommand | 'help' {
     ...(site !== undefined ? { site } : {}),
     ...(root !== undefined ? { root } : {}),
     ...(args.bool('no-run') ? {} : { run }),
+    runLine: ['mesh-agent', ...runArgv].join(' '),
   };
 }
 
@@ -116,6 +125,7 @@ export async function joinCommand(
     process.stderr.write(`mesh-agent join: ${(e as Error).message}\n`);
     return 1;
   }
+  process.title = cmd.runLine; // the token leaves /proc/<pid>/cmdline: the agent runs on as `mesh-agent run`
   await deps.runAgent(cmd.run);
   return 0;
 }

@@ -2,6 +2,7 @@
  * Turns command-line resource arguments into kinds and names: `node a b`, `nodes/a module/b`,
  * `nodes,modules`, `all`, and manifest objects into their kind (by apiVersion and kind).
  */
+import { didYouMean } from '../api/meta/did-you-mean.ts';
 import { API_VERSION, type KubeObject } from '../api/meta/types.ts';
 import type { KindInfo } from '../api/v1alpha1/kind-info.ts';
 import { KINDS, kindByKind, resolveResource } from '../api/v1alpha1/kinds.ts';
@@ -21,8 +22,13 @@ export function allKinds(): KindInfo[] {
 /** Resolves a resource type (kind, plural, singular or short name, any case); unknown is a CliError like kubectl's. */
 export function resolveKind(arg: string): KindInfo {
   const info = resolveResource(arg);
-  if (!info) throw new CliError(`the server doesn't have a resource type "${arg}"`);
+  if (!info) throw new CliError(`the server doesn't have a resource type "${arg}"${didYouMean(arg, resourceNames())}`);
   return info;
+}
+
+/** Every name a resource type may be given by: plurals first (the suggested spelling), then singulars, short names. */
+function resourceNames(): string[] {
+  return [...KINDS.map((k) => k.plural), ...KINDS.map((k) => k.singular), ...KINDS.flatMap((k) => k.shortNames)];
 }
 
 /** Parses `<type>[,<type>] [name...]` or `<type>/<name>...` into targets, in order. */

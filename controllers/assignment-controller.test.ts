@@ -161,6 +161,58 @@ test("nothing is written while the node's Declaration has yet to be rendered; a 
   assert.equal(writes('m-asg'), 2);
 });
 
+test("each change of Applied (status or reason) is recorded as an Event about the assignment, at the controller's time", async (t) => {
+  const { clock } = await startController(t);
+  await put('nodes', { apiVersion: API, kind: 'Node', metadata: { name: 'e-node' } });
+  await put('modules', {
+    apiVersion: API,
+    kind: 'Module',
+    metadata: { name: 'e-mod' },
+    spec: { version: '1.0.0', resources: [{ id: 'dir', kind: 'Directory', spec: { path: '/srv/e' } }] },
+  });
+  await put('assignments', {
+    apiVersion: API,
+    kind: 'Assignment',
+    metadata: { name: 'e-asg' },
+    spec: { module: 'e-mod', node: 'e-node' },
+  });
+  const decl = await writeDeclaration('e-node');
+  await waitReason('e-asg', 'Pending');
+  clock.advance(60_000);
+  const results = decl.spec.resources.map((r) => ({ id: r.id, state: 'Applied' as const }));
+  await suite.client.updateStatus('declarations', {
+    ...decl,
+    status: { observedGeneration: decl.metadata.generation, results },
+  });
+  await waitReason('e-asg', 'Applied');
+  const events = await eventually(async () => {
+    const fieldSelector = 'involvedObject.kind=Assignment,involvedObject.name=e-asg';
+    const items = (await suite.client.list('events', { fieldSelector })).items;
+    assert.equal(items.length, 2, JSON.stringify(items));
+    return items.sort((a, b) => (a.lastTimestamp ?? '').localeCompare(b.lastTimestamp ?? ''));
+  });
+  assert.deepEqual(
+    events.map((e) => [e.type, e.reason, e.message, e.lastTimestamp, e.source?.component]),
+    [
+      [
+        'Normal',
+        'Pending',
+        'node "e-node" has not yet stored declaration generation 1',
+        iso(T0),
+        'assignment-controller',
+      ],
+      [
+        'Normal',
+        'Applied',
+        'node "e-node" applied all 1 resources of version 1.0.0',
+        iso(T0 + 60_000),
+        'assignment-controller',
+      ],
+    ],
+  );
+  assert.equal(events[0]?.involvedObject.uid, (await getAsg('e-asg')).metadata.uid);
+});
+
 const asg = (name: string, module: string, node: string, creationTimestamp = '2026-01-01T00:00:00Z'): Assignment => ({
   apiVersion: API,
   kind: 'Assignment',

@@ -3,7 +3,8 @@
  * the Applied condition) saying whether its node applied it. The decision is pure (assignment-status.ts);
  * this file wires informers, time and the write. It reads only; the Declaration controller renders and
  * writes the Declarations, the node's agent writes their status, and this controller writes nothing else
- * than Assignment status, through `/status`, and only when it changed.
+ * than Assignment status, through `/status`, and only when it changed — and an Event when Applied changed
+ * status or reason (assignment-events.ts), which `meshctl describe assignment` shows.
  *
  * The key is an assignment name. An Assignment maps to itself; a Node or a Declaration (named after its
  * node) to the assignments of that node, so the agent's report on the Declaration updates them; a Module to
@@ -19,7 +20,8 @@ import type { Client } from '../api/client/types.ts';
 import { findCondition } from '../api/meta/conditions.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import type { KubeObject } from '../api/meta/types.ts';
-import type { Assignment } from '../api/v1alpha1/generated/index.ts';
+import type { Assignment, Event } from '../api/v1alpha1/generated/index.ts';
+import { appliedEvent } from './assignment-events.ts';
 import { declarationToWrite, renderDeclaration, type OwnerOutcome } from '../api/v1alpha1/render-declaration.ts';
 import { APPLIED, assignmentStatus, statusDiffers } from './assignment-status.ts';
 import { realClock, type Clock } from '../api/meta/clock.ts';
@@ -107,9 +109,11 @@ class AssignmentReconciler implements Reconciler {
         return;
       outcome = rendering.outcomes.find((o) => o.owner === name);
     }
-    const status = assignmentStatus({ assignment, outcome, declaration, now: rfc3339(this.clock.now()) });
+    const now = rfc3339(this.clock.now());
+    const status = assignmentStatus({ assignment, outcome, declaration, now });
     if (!statusDiffers(assignment, status)) return;
     await this.client.updateStatus('assignments', { ...assignment, status });
+    await this.record(appliedEvent(assignment, status, now));
     const applied = findCondition(status.conditions, APPLIED);
     this.logger.info('Updated Assignment status', {
       assignment: name,
@@ -117,5 +121,17 @@ class AssignmentReconciler implements Reconciler {
       applied: applied?.status,
       reason: applied?.reason,
     });
+  }
+
+  /** Creates the event, if any; a failure is logged, not retried (the status it reports is written). */
+  private async record(event: Event | undefined): Promise<void> {
+    if (!event) return;
+    await this.client.create('events', event).catch((e: unknown) =>
+      this.logger.error('Failed to record Event', {
+        assignment: event.involvedObject.name,
+        reason: event.reason,
+        error: (e as Error).message,
+      }),
+    );
   }
 }

@@ -57,6 +57,7 @@ export class HttpTransport {
   /** Sends a request and resolves with the parsed JSON body of a 2xx answer; rejects with ApiError. */
   async json(req: TransportRequest): Promise<unknown> {
     const res = await this.send(req);
+    if (this.cfg.onWarning) for (const w of warningTexts(res.headersDistinct.warning)) this.cfg.onWarning(w);
     const text = await readBody(res).catch((e: Error) => {
       throw this.unreachable(e);
     });
@@ -138,6 +139,14 @@ export class HttpTransport {
       details: { causes: [{ reason: UNREACHABLE, message: code || err.message }] },
     });
   }
+}
+
+/** The texts of `Warning` headers (`299 - "text"`, RFC 7234; several may share one header, comma-separated). */
+export function warningTexts(headers: readonly string[] | undefined): string[] {
+  const out: string[] = [];
+  for (const h of headers ?? [])
+    for (const m of h.matchAll(/\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)) out.push((m[1] ?? '').replace(/\\(.)/g, '$1'));
+  return out;
 }
 
 function ok(res: http.IncomingMessage): boolean {

@@ -17,6 +17,11 @@ export interface ClientConfig {
   token?: string;
   /** Per-request timeout in ms (not applied to watches). Default 30 000. */
   timeoutMs?: number;
+  /**
+   * Called with the text of each `Warning` header of an answer (kube-apiserver's `299 - "text"`), as client-go's
+   * WarningHandler is; meshctl prints them. Without it, warnings are ignored.
+   */
+  onWarning?: (text: string) => void;
 }
 
 export interface ClientListOptions {

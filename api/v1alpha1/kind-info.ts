@@ -1,6 +1,7 @@
 /**
  * What the registry knows about a kind: its names, its printed columns and its schema.
  */
+import { evalJsonPath } from './json-path.ts';
 
 /** One printed column, like a CRD's additionalPrinterColumns. */
 export interface PrintColumn {
@@ -28,4 +29,21 @@ export interface KindInfo {
   hasStatus: boolean;
   /** Singleton kinds accept only this name (e.g. Mesh → `mesh`). */
   singletonName?: string;
+  /**
+   * Where AGE is computed from, the first field set (default: `.metadata.creationTimestamp`). An Event's AGE is
+   * when it last happened, not when it reached the server: an agent delivers what happened during an outage later.
+   */
+  ageFrom?: string[];
+}
+
+/** The timestamp an object's AGE counts from (see KindInfo.ageFrom). */
+export function ageTimestamp(
+  info: Pick<KindInfo, 'ageFrom'>,
+  obj: { metadata?: { creationTimestamp?: string } },
+): string | undefined {
+  for (const path of info.ageFrom ?? []) {
+    const v = evalJsonPath(obj, path);
+    if (typeof v === 'string' && v !== '') return v;
+  }
+  return obj.metadata?.creationTimestamp;
 }

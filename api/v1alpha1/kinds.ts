@@ -203,6 +203,7 @@ const EVENT: KindInfo = {
   singular: 'event',
   shortNames: ['ev'],
   hasStatus: false,
+  ageFrom: ['.lastTimestamp', '.firstTimestamp'],
   columns: [
     { name: 'Type', jsonPath: '.type', type: 'string' },
     { name: 'Reason', jsonPath: '.reason', type: 'string' },

@@ -289,6 +289,20 @@ describe('validateObject: specs', () => {
     assert.deepEqual(fields({ ...ev, involvedObject: undefined }), [['involvedObject', 'FieldValueRequired']]);
   });
 
+  it('suggests the field an unknown one is a typo of', () => {
+    const assignment = {
+      apiVersion: API,
+      kind: 'Assignment',
+      metadata: { name: 'a' },
+      spec: { module: 'web', nodee: 'x' },
+    };
+    const [typo, ...rest] = validateObject(assignment).filter((c) => c.reason === 'FieldValueNotSupported');
+    assert.equal(typo?.message, 'unknown field "spec.nodee"; did you mean "spec.node"?');
+    assert.deepEqual(rest, []);
+    const [far] = validateObject(route({ banana: 1 }));
+    assert.equal(far?.message, 'unknown field "spec.banana"');
+  });
+
   it('makes a readable Invalid error', () => {
     const err = ApiError.invalid('Route', 'web', validateObject(route({ port: 'http' })));
     assert.equal(err.message, 'Route.meshctl.dev "web" is invalid: spec.port: must be integer');

@@ -4,6 +4,7 @@
  */
 import type { ErrorObject } from 'ajv';
 import type { StatusCause } from '../meta/api-error.ts';
+import { didYouMean } from '../meta/did-you-mean.ts';
 
 /** The Kubernetes cause reasons validation produces. */
 export type CauseReason =
@@ -98,9 +99,14 @@ const invalid: Translate = (err, at) =>
 /** How each ajv keyword's failure reads; keywords not listed give ajv's own message. */
 const BY_KEYWORD: Record<string, Translate> = {
   required: (_e, at, p) => cause(appendField(at, String(p.missingProperty)), 'FieldValueRequired', 'Required value'),
-  additionalProperties: (_e, at, p) => {
+  additionalProperties: (e, at, p) => {
     const field = appendField(at, String(p.additionalProperty));
-    return cause(field, 'FieldValueNotSupported', `unknown field ${show(field)}`);
+    const known = Object.keys((e.parentSchema as { properties?: object } | undefined)?.properties ?? {});
+    const hint = didYouMean(
+      field,
+      known.map((k) => appendField(at, k)),
+    );
+    return cause(field, 'FieldValueNotSupported', `unknown field ${show(field)}${hint}`);
   },
   enum: (e, at, p) =>
     cause(

@@ -86,3 +86,18 @@ test('-o name/json/yaml: one object as itself, several as a List', async () => {
   const yaml = await renderObjects(objects.slice(0, 1), 'yaml', { single: true, singular });
   assert.match(yaml, /^apiVersion: meshctl\.dev\/v1alpha1\nkind: Widget\nmetadata:\n  name: a\n/);
 });
+
+test("an Event's AGE is since it last happened, not since it reached the server", () => {
+  const events = kindByKind('Event');
+  assert.ok(events);
+  const event = (last?: string): KubeObject => ({
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Event',
+    metadata: { name: 'e', creationTimestamp: '2026-01-01T11:59:58Z' },
+    ...(last ? { firstTimestamp: '2026-01-01T11:00:00Z', lastTimestamp: last } : {}),
+  });
+  const ageOf = (obj: KubeObject): string | undefined =>
+    renderTable(events, [obj], { now }).split('\n')[1]?.split(/ +/).at(-1);
+  assert.equal(ageOf(event('2026-01-01T11:50:00Z')), '10m', 'delivered 2s ago, happened 10m ago');
+  assert.equal(ageOf(event()), '2s', 'without timestamps: since it was created');
+});

@@ -1,9 +1,9 @@
 /**
- * The table printer of `get`: NAME, the kind's print columns (priority > 0 only with `-o wide`) and AGE,
- * aligned like kubectl's tabwriter (three spaces between columns).
+ * The table printer of `get`: NAME, the kind's print columns (priority > 0 only with `-o wide`) and AGE (for
+ * an Event, since it last happened: KindInfo.ageFrom), aligned like kubectl's tabwriter (three spaces between columns).
  */
 import type { KubeObject } from '../../api/meta/types.ts';
-import type { KindInfo, PrintColumn } from '../../api/v1alpha1/kind-info.ts';
+import { ageTimestamp, type KindInfo, type PrintColumn } from '../../api/v1alpha1/kind-info.ts';
 import { evalJsonPath } from '../../api/v1alpha1/json-path.ts';
 import { age } from './age.ts';
 
@@ -29,7 +29,7 @@ export function tableHeader(kind: KindInfo, opts: TableOptions = {}): string[] {
 export function tableRow(kind: KindInfo, obj: KubeObject, opts: TableOptions = {}): string[] {
   const name = opts.kindPrefix ? `${kind.singular}/${obj.metadata?.name ?? ''}` : (obj.metadata?.name ?? '');
   const cells = visibleColumns(kind, opts).map((c) => formatCell(evalJsonPath(obj, c.jsonPath), c, opts.now));
-  const row = [name, ...cells, age(obj.metadata?.creationTimestamp, opts.now)];
+  const row = [name, ...cells, age(ageTimestamp(kind, obj), opts.now)];
   if (opts.showLabels) row.push(formatLabels(obj.metadata?.labels));
   return row;
 }

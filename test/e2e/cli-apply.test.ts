@@ -156,3 +156,31 @@ test('JSON from stdin, unknown kinds and a missing path', async () => {
   assert.equal(usage.code, 2);
   assert.match(usage.stderr, /error: must specify one of -f/);
 });
+
+const assignment = (name: string, spec: string) =>
+  `apiVersion: meshctl.dev/v1alpha1\nkind: Assignment\nmetadata:\n  name: ${name}\nspec:\n  module: web\n${spec}`;
+
+test('an Assignment to a Node that does not exist is applied with a warning on stderr, as kubectl prints one', async () => {
+  const ghost = await meshctl('apply', '-f', write('ghost.yaml', assignment('web-on-ghost', '  node: ghost\n')));
+  assert.equal(ghost.code, 0, ghost.stderr);
+  assert.equal(ghost.stdout, 'assignment/web-on-ghost created\n');
+  assert.equal(
+    ghost.stderr,
+    'Warning: spec.node: node "ghost" does not exist; assignment "web-on-ghost" stays Applied=False (NodeNotFound) until a node of that name joins\n',
+  );
+  await client.create('nodes', {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Node',
+    metadata: { name: 'real' },
+    spec: {},
+  });
+  const real = await meshctl('apply', '-f', write('real.yaml', assignment('web-on-real', '  node: real\n')));
+  assert.equal(real.code, 0, real.stderr);
+  assert.equal(real.stderr, '', 'no warning when the node exists');
+});
+
+test('an unknown field is refused with a "did you mean" for the field it is a typo of', async () => {
+  const r = await meshctl('apply', '-f', write('typo.yaml', assignment('web-on-typo', '  nodee: real\n')));
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /unknown field "spec\.nodee"; did you mean "spec\.node"\?/);
+});

@@ -102,6 +102,30 @@ test('describe shows metadata, spec, conditions as a table and the events sorted
   assert.equal(missing.stderr, 'Error from server (NotFound): nodes "ghost" not found\n');
 });
 
+test("describe assignment lists the events about that assignment (the Assignment controller's), or <none>", async () => {
+  await client.create('assignments', {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Assignment',
+    metadata: { name: 'web-on-described' },
+    spec: { module: 'web', node: 'described' },
+  });
+  const none = await meshctl('describe', 'assignment', 'web-on-described');
+  assert.equal(none.code, 0, none.stderr);
+  assert.match(none.stdout, /\nEvents: {2}<none>\n$/);
+  await client.create('events', {
+    ...event('web-on-described.a', 'Applied', new Date(Date.now() - 120_000).toISOString()),
+    involvedObject: { kind: 'Assignment', name: 'web-on-described' },
+    message: 'node "described" applied all 1 resources of version 1.0.0',
+    source: { component: 'assignment-controller' },
+  });
+  const r = await meshctl('describe', 'assignment', 'web-on-described');
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(
+    r.stdout,
+    /\nEvents:\n {2}Type +Reason +Age +From +Message\n {2}-+ .*\n {2}Normal +Applied +2m +assignment-controller +node "described" applied all 1 resources of version 1\.0\.0\n$/,
+  );
+});
+
 test('delete by name, by resource/name and -f; NotFound like kubectl; --ignore-not-found; dry run', async () => {
   for (const n of ['d1', 'd2', 'd3', 'd4']) await client.create('nodes', node(n));
   const dry = await meshctl('delete', 'node', 'd1', '--dry-run=server');

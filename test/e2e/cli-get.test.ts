@@ -102,6 +102,9 @@ test('an unknown resource type and bad flags: clear messages, no stack traces, e
   const unknown = await meshctl('get', 'gadgets');
   assert.equal(unknown.code, 1);
   assert.equal(unknown.stderr, 'error: the server doesn\'t have a resource type "gadgets"\n');
+  const typo = await meshctl('get', 'nodez');
+  assert.equal(typo.code, 1);
+  assert.equal(typo.stderr, 'error: the server doesn\'t have a resource type "nodez"; did you mean "nodes"?\n');
   const flag = await meshctl('get', 'nodes', '--colour');
   assert.equal(flag.code, 2);
   assert.match(flag.stderr, /^error: unknown flag: --colour\nSee 'meshctl get --help' for usage\.\n$/);

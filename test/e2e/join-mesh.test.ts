@@ -99,6 +99,10 @@ test('token create → two agents join over TLS and converge with their node cre
     runAgentUntilExit([...joinArgs(tb, 'b', b), '--no-run']),
   ]);
   assert.equal(joinedB.code, 0, joinedB.output);
+  // a runs on as the agent, and its command line no longer carries the token (`ps` shows the run line).
+  const cmdlineA = readFileSync(`/proc/${agentA.pid}/cmdline`, 'utf8');
+  assert.ok(!cmdlineA.includes(ta.token), `the running agent's argv holds no token: ${cmdlineA}`);
+  assert.match(cmdlineA, new RegExp(`^mesh-agent run --state-dir ${a.stateDir} `));
   assert.match(
     joinedB.output,
     /Joined the mesh at \S+ as node b\. Run the agent with:\n {2}mesh-agent run --state-dir /,

@@ -53,3 +53,19 @@ test('a Table row has NAME, the kind columns (missing values null, lists joined)
   assert.equal(row.object.kind, 'PartialObjectMetadata');
   assert.deepEqual(t.metadata, { resourceVersion: '9' });
 });
+
+test("an Event's Age cell (what kubectl prints) is since it last happened", () => {
+  const info = kindByPlural('events')!;
+  const obj = {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Event',
+    metadata: { name: 'e', resourceVersion: '3', creationTimestamp: new Date().toISOString() },
+    involvedObject: { kind: 'Node', name: 'a' },
+    type: 'Normal',
+    reason: 'DriftCorrected',
+    lastTimestamp: new Date(Date.now() - 600_000).toISOString(),
+  };
+  const t = toTable(info, [obj], { as: 'table', apiVersion: 'meta.k8s.io/v1', includeObject: 'None' }, '3');
+  const row = (t.rows as { cells: unknown[] }[])[0];
+  assert.equal(row.cells[row.cells.length - 1], '10m');
+});

@@ -7,7 +7,7 @@ import { humanDuration } from '../../meta/human-duration.ts';
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../../meta/api-error.ts';
 import type { KubeObject } from '../../meta/types.ts';
-import type { KindInfo, PrintColumn } from '../../v1alpha1/kind-info.ts';
+import { ageTimestamp, type KindInfo, type PrintColumn } from '../../v1alpha1/kind-info.ts';
 import { evalJsonPath } from '../../v1alpha1/json-path.ts';
 
 /** How rows carry their object (`?includeObject=`). */
@@ -61,7 +61,13 @@ export function columnDefinitions(info: KindInfo): Record<string, unknown>[] {
       description: c.description ?? '',
       priority: c.priority ?? 0,
     })),
-    { name: 'Age', type: 'date', format: '', description: 'Time since the object was created', priority: 0 },
+    {
+      name: 'Age',
+      type: 'date',
+      format: '',
+      description: info.ageFrom ? `Time since ${info.ageFrom.join(' or ')}` : 'Time since the object was created',
+      priority: 0,
+    },
   ];
 }
 
@@ -75,7 +81,7 @@ export function tableRow(
   const cells = [
     obj.metadata.name ?? '',
     ...info.columns.map((c) => cell(c, obj, now)),
-    age(obj.metadata.creationTimestamp, now),
+    age(ageTimestamp(info, obj), now),
   ];
   const object =
     include === 'None'

@@ -2,12 +2,14 @@
  * POST (create), PUT (update), PATCH (JSON merge patch) and DELETE of one object, with `?dryRun=All`.
  * Every write goes to the store with admission (admission.ts) as its `admit` check; the store names the
  * object, separates status from the rest, runs admission on the result and makes it durable before the reply.
+ * A write of the main resource that is accepted but looks wrong carries `Warning` headers (admission-warnings.ts).
  */
 import { ApiError, isReason } from '../../meta/api-error.ts';
 import type { KubeObject } from '../../meta/types.ts';
 import type { DeleteOptions, UpdateOptions } from '../../store/types.ts';
 import { admission, admitCreate, checkTypeMeta, checkUrlName } from './admission.ts';
 import { checkRoleDelete } from './admission-roles.ts';
+import { admissionWarnings, setWarnings } from './admission-warnings.ts';
 import { bodyFormat, parseBody, readBody } from '../http/body.ts';
 import type { BodyFormat } from '../http/body.ts';
 import type { ResourceRequest } from './context.ts';
@@ -43,6 +45,7 @@ export async function handleCreate(r: ResourceRequest): Promise<void> {
     dryRun: dryRunParam(r.query),
     admit: admission(r.info, r.store),
   });
+  setWarnings(r.res, admissionWarnings(created, r.store));
   sendJson(r.res, 201, created);
 }
 
@@ -51,6 +54,7 @@ export async function handleUpdate(r: ResourceRequest): Promise<void> {
   const body = checkTypeMeta(r.info, await readObject(r, ['json', 'yaml']));
   checkUrlName(body, r.name!);
   const updated = await r.store.update(r.info.plural, body, { dryRun: dryRunParam(r.query), ...updateOpts(r) });
+  if (!r.subresource) setWarnings(r.res, admissionWarnings(updated, r.store));
   sendJson(r.res, 200, updated);
 }
 
@@ -70,6 +74,7 @@ export async function handlePatch(r: ResourceRequest): Promise<void> {
     checkUrlName(body, r.name!);
     try {
       const updated = await r.store.update(r.info.plural, body, { dryRun, ...updateOpts(r) });
+      if (!r.subresource) setWarnings(r.res, admissionWarnings(updated, r.store));
       sendJson(r.res, 200, updated);
       return;
     } catch (e) {
