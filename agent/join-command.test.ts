@@ -42,7 +42,7 @@ test('join: flags become the join and the agent to run afterwards, with defaults
       stateDir: '/s',
       root: tmpdir(),
       run: undefined,
-      runLine: 'mesh-agent run --state-dir /s --heartbeat-interval 1s',
+      runLine: 'mesh-agent run --state-dir /s --heartbeat-interval 1s --root /tmp',
     },
   );
   assert.equal(c.run?.stateDir, '/s');
