@@ -5,24 +5,29 @@
 // nothing is written outside the ./.meshctl it named: not /var/lib/meshctl, not HOME, not a shared temp dir.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
+  cpSync,
   existsSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   statSync,
   symlinkSync,
+  unlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { freePort, killServices, servicePid, spawnAgentProgram, waitFor } from '../../agent/testing.ts';
 import { buildCli, type BuiltCli, type CliResult } from './cli-harness.ts';
+import { REPO_ROOT } from '../harness.ts';
 
 const AS_ROOT = process.getuid?.() === 0;
 /** The command prefix that runs a program as `nobody` (nothing when the test does not run as root). */
@@ -74,11 +79,37 @@ function tree(dir: string): string[] {
   return out;
 }
 
+/**
+ * Makes the build stand alone, as `npm install -g .` would: its links to the checkout's node_modules and
+ * package.json become copies of the production dependencies and of package.json. The user the test runs
+ * as may not be able to reach the checkout at all (a CI clone under a 0700 temp dir).
+ */
+function installAsPackage(buildDir: string): void {
+  const linked = join(buildDir, 'node_modules');
+  const source = realpathSync(linked);
+  const ls = spawnSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: REPO_ROOT, encoding: 'utf8' });
+  const packages = new Set(
+    ls.stdout
+      .split('\n')
+      .map((p) => relative(source, p))
+      .filter((rel) => rel !== '' && !rel.startsWith('..'))
+      .map((rel) => rel.split('/node_modules/')[0]),
+  );
+  assert.ok(packages.has('yaml'), `npm ls found the production dependencies: ${ls.stderr}`);
+  unlinkSync(linked);
+  for (const rel of packages) cpSync(join(source, rel), join(linked, rel), { recursive: true });
+  const pkg = join(buildDir, 'package.json');
+  const text = readFileSync(pkg, 'utf8');
+  unlinkSync(pkg);
+  writeFileSync(pkg, text);
+  chmodSync(buildDir, 0o755);
+}
+
 describe('meshctl init as a normal user', () => {
   let cli: BuiltCli;
   before(async () => {
     cli = await buildCli();
-    chmodSync(dirname(dirname(cli.bin)), 0o755); // the build (dist/, the node_modules link) readable by the user
+    installAsPackage(dirname(dirname(cli.bin)));
   });
   after(() => cli.cleanup());
 
