@@ -34,6 +34,7 @@ import { JournalAdapter } from './journal-adapter.ts';
 import { lockDir } from './lock.ts';
 import { StoreState } from './state.ts';
 import { emptyData, type StoreData } from './store-data.ts';
+import { nodeStoreFs, type StoreFs } from './store-fs.ts';
 import type { StoreLogger } from './store-log.ts';
 import { WatchHub } from './watch-hub.ts';
 
@@ -41,6 +42,7 @@ export type { FileStore, StoreStats } from './file-store.ts';
 export type { SerializedWatchEvent } from './store-event.ts';
 export type { JournalStats } from './journal-adapter.ts';
 export { storeLogTo, type StoreLogger, type StoreLogLine } from './store-log.ts';
+export type { StoreFs } from './store-fs.ts';
 export type * from './types.ts';
 
 /** Options of `openStore`. */
@@ -53,6 +55,8 @@ export interface OpenStoreOptions {
   compactAfterBytes?: number;
   /** Where the store's log lines go (`storeLogTo(logger)` for a process's logger); default: nowhere. */
   logger?: StoreLogger;
+  /** The file-system calls that write the store (default node:fs); tests pass a power-loss simulation. */
+  fs?: StoreFs;
 }
 
 /**
@@ -71,6 +75,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<FileStore> {
   let hub: WatchHub | undefined;
   const adapter = new JournalAdapter({
     dir: opts.dir,
+    fs: opts.fs ?? nodeStoreFs,
     compactAfterBytes,
     logger: log,
     onDurable: (rv) => hub?.publish(rv),

@@ -15,20 +15,21 @@
  * into a new segment), writes the snapshot in chunks that yield to the event loop, renames it into place,
  * then removes the segments older than the rotation.
  */
-import { rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Adapter } from 'lowdb';
-import { fsyncDir } from '../meta/atomic-file.ts';
 import { Journal, listSegments } from './journal.ts';
 import { replayJournal } from './journal-replay.ts';
 import { readSnapshot, writeSnapshot } from './snapshot.ts';
 import { emptyData, type Kinds, type StoreData } from './store-data.ts';
+import type { StoreFs } from './store-fs.ts';
 import type { StoreLogger } from './store-log.ts';
 
 /** Options of the JournalAdapter constructor. */
 export interface JournalAdapterOptions {
   dir: string;
+  /** The file-system calls that write (node:fs, or a test's power-loss simulation). */
+  fs: StoreFs;
   /** Start a compaction when the journal has grown by this many bytes since the last snapshot. */
   compactAfterBytes: number;
   logger: StoreLogger;
@@ -80,18 +81,19 @@ export class JournalAdapter implements Adapter<StoreData> {
 
   /** Loads the snapshot, replays the journal, and opens the newest segment for appending. */
   async read(): Promise<StoreData> {
-    const { dir, logger } = this.#opts;
-    await rm(join(dir, 'snapshot.jsonl.tmp'), { force: true });
-    const snap = await readSnapshot(dir);
+    const { dir, logger, fs } = this.#opts;
+    await fs.remove(join(dir, 'snapshot.jsonl.tmp'));
+    const snap = await readSnapshot(dir, fs);
     const data = emptyData();
     if (snap) {
       data.rv = snap.rv;
       data.kinds = snap.kinds;
     }
-    const replay = await replayJournal(dir, data, snap?.rv ?? 0, logger);
+    const replay = await replayJournal(dir, data, snap?.rv ?? 0, logger, fs);
     this.#segments = Math.max(replay.segments, 1);
     this.#journal = await Journal.open({
       dir,
+      fs,
       seq: replay.newest?.seq ?? 1,
       size: replay.newest?.size ?? 0,
       totalSize: replay.bytes,
@@ -165,10 +167,11 @@ export class JournalAdapter implements Adapter<StoreData> {
     this.#opts.logger({ msg: 'Started compaction', rv, objects });
     // Records ≤ rv are all appended already: wait until they are durable and later ones go to a new segment.
     const [seq] = await Promise.all([journal.rotate(), journal.flushed()]);
-    const bytes = await writeSnapshot({ dir: this.#opts.dir, snapshot: { rv, kinds }, aborted: () => this.#closing });
-    const old = listSegments(this.#opts.dir).filter((s) => s.seq < seq);
-    for (const s of old) await unlink(s.file);
-    await fsyncDir(this.#opts.dir);
+    const { dir, fs } = this.#opts;
+    const bytes = await writeSnapshot({ dir, fs, snapshot: { rv, kinds }, aborted: () => this.#closing });
+    const old = listSegments(dir).filter((s) => s.seq < seq);
+    for (const s of old) await fs.unlink(s.file);
+    await fs.fsyncDir(dir);
     this.#segments = listSegments(this.#opts.dir).length;
     this.#compactions++;
     this.#compactedBytes = cutBytes;

@@ -4,9 +4,10 @@
  * acknowledged: it is cut off the file and logged. Damage anywhere else fails the open with an Error naming
  * the file and line, so a broken store is never mistaken for an empty one.
  */
-import { open, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { listSegments } from './journal.ts';
 import { applyRecord, parseJournalLine, type JournalRecord, type StoreData } from './store-data.ts';
+import type { StoreFs } from './store-fs.ts';
 import type { StoreLogger } from './store-log.ts';
 
 /** What replay found: the newest segment (to append to) and the total journal size. */
@@ -21,16 +22,6 @@ function corrupt(file: string, line: number, why: string): Error {
     `corrupt store journal ${file}:${line}: ${why}; refusing to open the store ` +
       '(restore it from a backup, or repair the file by hand)',
   );
-}
-
-async function truncateTo(file: string, size: number): Promise<void> {
-  const fh = await open(file, 'r+');
-  try {
-    await fh.truncate(size);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
 }
 
 interface Parsed {
@@ -66,6 +57,7 @@ export async function replayJournal(
   data: StoreData,
   snapshotRv: number,
   log: StoreLogger,
+  fs: StoreFs,
 ): Promise<ReplayResult> {
   const segments = listSegments(dir);
   let bytes = 0;
@@ -76,7 +68,7 @@ export async function replayJournal(
     const buf = await readFile(file);
     const parsed = parseSegment(file, buf, isNewest);
     if (parsed.torn) {
-      await truncateTo(file, parsed.goodBytes);
+      await fs.truncate(file, parsed.goodBytes);
       log({ msg: 'Dropped torn journal tail', file, reason: parsed.torn, bytes: buf.length - parsed.goodBytes });
     }
     for (const group of parsed.records) {

@@ -10,8 +10,7 @@
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fsyncDir } from '../meta/atomic-file.ts';
-import { closeFile, dataSync, openFile, writeAll } from './fs-util.ts';
+import type { StoreFs } from './store-fs.ts';
 
 const SEGMENT = /^journal-(\d{10})\.jsonl$/;
 
@@ -53,6 +52,8 @@ class Batch {
 /** Options of `Journal.open`. */
 export interface JournalOptions {
   dir: string;
+  /** The file-system calls that write (node:fs, or a test's power-loss simulation). */
+  fs: StoreFs;
   /** The segment to append to (created when absent). */
   seq: number;
   /** Its current size in bytes. */
@@ -66,6 +67,7 @@ export interface JournalOptions {
 /** The group-commit journal writer (see the file comment). */
 export class Journal {
   readonly #dir: string;
+  readonly #fs: StoreFs;
   readonly #onDurable: (rv: number) => void;
   #fd: number;
   #seq: number;
@@ -85,6 +87,7 @@ export class Journal {
 
   private constructor(opts: JournalOptions, fd: number) {
     this.#dir = opts.dir;
+    this.#fs = opts.fs;
     this.#onDurable = opts.onDurable;
     this.#fd = fd;
     this.#seq = opts.seq;
@@ -94,8 +97,8 @@ export class Journal {
 
   /** Opens (or creates, fsyncing the directory) the segment to append to. */
   static async open(opts: JournalOptions): Promise<Journal> {
-    const fd = await openFile(join(opts.dir, segmentName(opts.seq)), 'a');
-    await fsyncDir(opts.dir);
+    const fd = await opts.fs.open(join(opts.dir, segmentName(opts.seq)), 'a');
+    await opts.fs.fsyncDir(opts.dir);
     return new Journal(opts, fd);
   }
 
@@ -142,7 +145,7 @@ export class Journal {
   async close(): Promise<void> {
     this.#closed = true;
     await this.#running;
-    await closeFile(this.#fd);
+    await this.#fs.close(this.#fd);
   }
 
   #kick(): void {
@@ -170,8 +173,8 @@ export class Journal {
 
   async #commit(b: Batch): Promise<void> {
     const buf = Buffer.from(b.lines.join('\n') + '\n');
-    await writeAll(this.#fd, buf);
-    await dataSync(this.#fd);
+    await this.#fs.write(this.#fd, buf);
+    await this.#fs.dataSync(this.#fd);
     this.segmentBytes += buf.length;
     this.bytes += buf.length;
     this.commits++;
@@ -187,14 +190,14 @@ export class Journal {
   async #switchSegment(): Promise<void> {
     const rotation = this.#rotation!;
     const seq = this.#seq + 1;
-    const fd = await openFile(join(this.#dir, segmentName(seq)), 'ax');
-    await fsyncDir(this.#dir);
+    const fd = await this.#fs.open(join(this.#dir, segmentName(seq)), 'ax');
+    await this.#fs.fsyncDir(this.#dir);
     const old = this.#fd;
     this.#fd = fd;
     this.#seq = seq;
     this.segmentBytes = 0;
     this.#rotation = undefined;
-    await closeFile(old);
+    await this.#fs.close(old);
     rotation.resolve(seq);
   }
 

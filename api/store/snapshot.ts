@@ -10,12 +10,11 @@
  * It is written to `snapshot.jsonl.tmp` (fdatasync'd every MiB and at the end), renamed over the old one,
  * and the directory fsync'd.
  */
-import { readFile, rename, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { KubeObject } from '../meta/types.ts';
-import { fsyncDir } from '../meta/atomic-file.ts';
-import { closeFile, dataSync, openFile, writeAll } from './fs-util.ts';
+import type { StoreFs } from './store-fs.ts';
 import type { Kinds } from './store-data.ts';
 import { errnoCode } from '../meta/errno.ts';
 
@@ -50,9 +49,9 @@ function parseLine(file: string, text: string, n: number): Record<string, unknow
 }
 
 /** Reads the snapshot of a store directory, or undefined when there is none. Throws on any damage. */
-export async function readSnapshot(dir: string): Promise<Snapshot | undefined> {
+export async function readSnapshot(dir: string, fs: StoreFs): Promise<Snapshot | undefined> {
   const file = join(dir, FILE);
-  await rm(`${file}.tmp`, { force: true });
+  await fs.remove(`${file}.tmp`);
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -93,6 +92,8 @@ function* objectLines(kinds: Kinds): Generator<string> {
 /** Options of `writeSnapshot`. */
 export interface WriteSnapshotOptions {
   dir: string;
+  /** The file-system calls that write. */
+  fs: StoreFs;
   snapshot: Snapshot;
   /** Objects serialized per chunk before yielding to the event loop. */
   chunk?: number;
@@ -104,10 +105,11 @@ export interface WriteSnapshotOptions {
 export async function writeSnapshot(opts: WriteSnapshotOptions): Promise<number> {
   const file = join(opts.dir, FILE);
   const tmp = `${file}.tmp`;
+  const { fs } = opts;
   const { rv, kinds } = opts.snapshot;
   let count = 0;
   for (const kind of kinds.values()) count += kind.size;
-  const fd = await openFile(tmp, 'w');
+  const fd = await fs.open(tmp, 'w');
   let bytes = 0;
   try {
     let chunk = [JSON.stringify({ format: FORMAT, version: 1, rv, objects: count })];
@@ -115,28 +117,28 @@ export async function writeSnapshot(opts: WriteSnapshotOptions): Promise<number>
       chunk.push(line);
       if (chunk.length < (opts.chunk ?? 200)) continue;
       const before = bytes;
-      bytes += await writeChunk(fd, chunk);
+      bytes += await writeChunk(fs, fd, chunk);
       chunk = [];
-      if (Math.floor(bytes / SYNC_EVERY) > Math.floor(before / SYNC_EVERY)) await dataSync(fd);
+      if (Math.floor(bytes / SYNC_EVERY) > Math.floor(before / SYNC_EVERY)) await fs.dataSync(fd);
       await yieldToLoop();
       if (opts.aborted?.()) throw new Error('snapshot aborted');
     }
     chunk.push(JSON.stringify({ end: true, objects: count }));
-    bytes += await writeChunk(fd, chunk);
-    await dataSync(fd);
+    bytes += await writeChunk(fs, fd, chunk);
+    await fs.dataSync(fd);
   } catch (e) {
-    await closeFile(fd);
-    await rm(tmp, { force: true });
+    await fs.close(fd);
+    await fs.remove(tmp);
     throw e;
   }
-  await closeFile(fd);
-  await rename(tmp, file);
-  await fsyncDir(opts.dir);
+  await fs.close(fd);
+  await fs.rename(tmp, file);
+  await fs.fsyncDir(opts.dir);
   return bytes;
 }
 
-async function writeChunk(fd: number, lines: string[]): Promise<number> {
+async function writeChunk(fs: StoreFs, fd: number, lines: string[]): Promise<number> {
   const buf = Buffer.from(lines.join('\n') + '\n');
-  await writeAll(fd, buf);
+  await fs.write(fd, buf);
   return buf.length;
 }
