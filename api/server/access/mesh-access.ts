@@ -6,13 +6,14 @@
  * build their app with it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { realClock, type Clock } from '../../meta/clock.ts';
 import type { Logger } from '../../meta/logger.ts';
 import { silentLogger } from '../../meta/logger.ts';
 import type { Store } from '../../store/types.ts';
 import { bearerAuthenticator, type Authenticator, type Authorizer, type Identity } from './auth.ts';
 import { createClusterInfoHandler } from './cluster-info.ts';
 import { createNodeCredentials, type NodeCredentials } from './credentials.ts';
-import { createJoinHandler } from './join-handler.ts';
+import { createJoinHandler, type JoinRate } from './join-handler.ts';
 import { createJoinToken, type TokenCreateRequest } from './join-token-lifecycle.ts';
 import { nodeAuthorizer } from './node-authorizer.ts';
 import { storeFor } from './node-restriction.ts';
@@ -36,6 +37,10 @@ export interface MeshAccessOptions {
   caPem: string;
   /** The URL /cluster-info advertises (default: what the request reached). */
   serverUrl?: () => string | undefined;
+  /** The clock of the rate limits and quotas (default the real one). */
+  clock?: Clock;
+  /** Join attempts allowed (default join-handler.ts's JOIN_RATE). */
+  joinRate?: JoinRate;
   logger?: Logger;
 }
 
@@ -64,7 +69,13 @@ export function meshAccess(opts: MeshAccessOptions): MeshAccess {
     storeFor,
     join: {
       clusterInfo,
-      join: createJoinHandler({ store: opts.store, credentials, logger }),
+      join: createJoinHandler({
+        store: opts.store,
+        credentials,
+        logger,
+        clock: opts.clock ?? realClock,
+        ...(opts.joinRate ? { rate: opts.joinRate } : {}),
+      }),
       createToken: createJoinToken,
     },
   };
