@@ -24,6 +24,7 @@ import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from
 import { listen } from '../api/server/listen.ts';
 import { meshAccess } from '../api/server/access/mesh-access.ts';
 import type { JoinRate } from '../api/server/access/join-handler.ts';
+import type { EventLimits } from '../api/server/access/event-quota.ts';
 import type { Clock } from '../api/meta/clock.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import { openStore, type FileStore, type OpenStoreOptions } from '../api/store/index.ts';
@@ -54,6 +55,8 @@ export interface StartServerOptions {
   clock?: Clock;
   /** meshAccess's join rate limits (default the control plane's). */
   joinRate?: JoinRate;
+  /** meshAccess's event quota of a node (default the control plane's). */
+  eventLimits?: EventLimits;
   logger?: Logger;
 }
 
@@ -85,6 +88,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
         caPem: files.ca.certPem,
         ...(opts.clock ? { clock: opts.clock } : {}),
         ...(opts.joinRate ? { joinRate: opts.joinRate } : {}),
+        ...(opts.eventLimits ? { eventLimits: opts.eventLimits } : {}),
       })
     : undefined;
   const byTokens = bearerAuthenticator({ adminTokenSha256: files.adminTokenSha256, resolve: (h) => extra.get(h) });

@@ -15,6 +15,7 @@ import { createClusterInfoHandler } from './cluster-info.ts';
 import { createNodeCredentials, type NodeCredentials } from './credentials.ts';
 import { createJoinHandler, type JoinRate } from './join-handler.ts';
 import { createJoinToken, type TokenCreateRequest } from './join-token-lifecycle.ts';
+import { EventQuota, type EventLimits } from './event-quota.ts';
 import { nodeAuthorizer } from './node-authorizer.ts';
 import { storeFor } from './node-restriction.ts';
 
@@ -39,6 +40,8 @@ export interface MeshAccessOptions {
   serverUrl?: () => string | undefined;
   /** The clock of the rate limits and quotas (default the real one). */
   clock?: Clock;
+  /** What a node may create of Events (default event-quota.ts's EVENT_LIMITS). */
+  eventLimits?: EventLimits;
   /** Join attempts allowed (default join-handler.ts's JOIN_RATE). */
   joinRate?: JoinRate;
   logger?: Logger;
@@ -55,6 +58,8 @@ export interface MeshAccess {
 /** Builds authentication, authorization and the join endpoints over the control plane's store. */
 export function meshAccess(opts: MeshAccessOptions): MeshAccess {
   const logger = opts.logger ?? silentLogger;
+  const clock = opts.clock ?? realClock;
+  const quota = new EventQuota({ clock, ...(opts.eventLimits ? { limits: opts.eventLimits } : {}) });
   const credentials: NodeCredentials = createNodeCredentials({ store: opts.store });
   const clusterInfo = createClusterInfoHandler({
     caPem: opts.caPem,
@@ -66,14 +71,14 @@ export function meshAccess(opts: MeshAccessOptions): MeshAccess {
       resolve: (sha) => credentials.resolve(sha),
     }),
     authorize: nodeAuthorizer,
-    storeFor,
+    storeFor: (identity, store) => storeFor(identity, store, quota),
     join: {
       clusterInfo,
       join: createJoinHandler({
         store: opts.store,
         credentials,
         logger,
-        clock: opts.clock ?? realClock,
+        clock,
         ...(opts.joinRate ? { rate: opts.joinRate } : {}),
       }),
       createToken: createJoinToken,
