@@ -18,6 +18,7 @@ import { createAssignmentController } from './assignment-controller.ts';
 import { createDeclarationController } from './declaration-controller.ts';
 import { checkControlPlaneNode } from './check-control-plane-node.ts';
 import { ensureMesh } from './ensure-mesh.ts';
+import { createEventTtlController } from './event-ttl-controller.ts';
 import { createNodeController } from './node-controller.ts';
 import { createManager } from './runtime/manager.ts';
 import { createJsonLogger } from '../api/meta/logger.ts';
@@ -121,6 +122,7 @@ async function run(flags: Flags): Promise<void> {
   manager.add(createDeclarationController({ manager }));
   manager.add(createAssignmentController({ manager }));
   manager.add(createNodeController({ manager }));
+  manager.add(createEventTtlController({ manager }));
   void manager.start();
   logger.info('Serving', { url, port: server.port, meshconfig: files.meshconfigPath, dataDir: flags.dataDir });
   let stopping = false;

@@ -23,6 +23,9 @@ import { bearerAuthenticator, hashToken, type Authorizer, type Identity } from '
 import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/pki/first-start.ts';
 import { listen } from '../api/server/listen.ts';
 import { meshAccess } from '../api/server/access/mesh-access.ts';
+import type { JoinRate } from '../api/server/access/join-handler.ts';
+import type { EventLimits } from '../api/server/access/event-quota.ts';
+import type { Clock } from '../api/meta/clock.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import { openStore, type FileStore, type OpenStoreOptions } from '../api/store/index.ts';
 
@@ -48,6 +51,12 @@ export interface StartServerOptions {
    * `tokens` still work; `authorize` still wins.
    */
   meshAccess?: boolean;
+  /** The clock of meshAccess's rate limits and quotas (e.g. a FakeClock). */
+  clock?: Clock;
+  /** meshAccess's join rate limits (default the control plane's). */
+  joinRate?: JoinRate;
+  /** meshAccess's event quota of a node (default the control plane's). */
+  eventLimits?: EventLimits;
   logger?: Logger;
 }
 
@@ -73,7 +82,14 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
   const store = await openStore({ dir: controlPlanePaths(dataDir).store, ...opts.store });
   const extra = new Map(Object.entries(opts.tokens ?? {}).map(([t, id]) => [hashToken(t), id]));
   const access = opts.meshAccess
-    ? meshAccess({ store, adminTokenSha256: files.adminTokenSha256, caPem: files.ca.certPem })
+    ? meshAccess({
+        store,
+        adminTokenSha256: files.adminTokenSha256,
+        caPem: files.ca.certPem,
+        ...(opts.clock ? { clock: opts.clock } : {}),
+        ...(opts.joinRate ? { joinRate: opts.joinRate } : {}),
+        ...(opts.eventLimits ? { eventLimits: opts.eventLimits } : {}),
+      })
     : undefined;
   const byTokens = bearerAuthenticator({ adminTokenSha256: files.adminTokenSha256, resolve: (h) => extra.get(h) });
   const app = createApp({

@@ -17,7 +17,8 @@ export type StatusReason =
   | 'InternalError'
   | 'ServiceUnavailable'
   | 'Timeout'
-  | 'Expired';
+  | 'Expired'
+  | 'TooManyRequests';
 
 export interface StatusCause {
   field?: string;
@@ -30,6 +31,8 @@ export interface StatusDetails {
   group?: string;
   kind?: string;
   causes?: StatusCause[];
+  /** How long the client should wait before trying again (also sent as `Retry-After`). */
+  retryAfterSeconds?: number;
 }
 
 /**
@@ -64,6 +67,7 @@ const CODES: Record<StatusReason, number> = {
   InternalError: 500,
   ServiceUnavailable: 503,
   Timeout: 504,
+  TooManyRequests: 429,
 };
 
 /** An API error: thrown anywhere in the server, written to the wire as a `Status`. */
@@ -139,6 +143,12 @@ export class ApiError extends Error {
 
   static badRequest(message: string): ApiError {
     return new ApiError({ reason: 'BadRequest', message });
+  }
+
+  /** 429: a rate or quota was exceeded; `retryAfterMs` is rounded up to whole seconds for `Retry-After`. */
+  static tooManyRequests(message: string, retryAfterMs: number): ApiError {
+    const retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+    return new ApiError({ reason: 'TooManyRequests', message, details: { retryAfterSeconds } });
   }
 
   static gone(message: string): ApiError {

@@ -11,7 +11,9 @@ import { API, asNode, createToken, newNodeKey, postJoin } from './join-helpers.t
 
 let srv: TestServer;
 before(async () => {
-  srv = await startServer({ meshAccess: true });
+  // More joins from one address than the control plane allows a minute: join-rate.test.ts tests the limit.
+  const many = { perMinute: 1000, burst: 1000 };
+  srv = await startServer({ meshAccess: true, joinRate: { perAddress: many, overall: many } });
 });
 after(async () => {
   await srv?.stop();

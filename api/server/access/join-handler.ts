@@ -9,11 +9,17 @@
  * token is idempotent: same Node, a new credential (the old one stops working). The token is marked used
  * before anything else is written, so a token is never good for two joins; the Node (spec.site) is created
  * when missing. Joins run one at a time (one control-plane process), so two joins for one name cannot race.
+ *
+ * Attempts are rate-limited before the body is read, per source address and overall (token buckets,
+ * api/meta/rate-limiter.ts): beyond `JOIN_RATE`, 429 TooManyRequests with `Retry-After`, so join tokens
+ * cannot be guessed at speed and a flood of joins cannot keep the control plane busy.
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, isReason, type StatusCause } from '../../meta/api-error.ts';
 import type { Logger } from '../../meta/logger.ts';
+import type { Clock } from '../../meta/clock.ts';
+import { RateLimiter } from '../../meta/rate-limiter.ts';
 import { createSerial } from '../../meta/serial.ts';
 import { API_VERSION, type KubeObject } from '../../meta/types.ts';
 import type { Store } from '../../store/types.ts';
@@ -27,11 +33,27 @@ import { sendJson } from '../http/respond.ts';
 /** The largest join request accepted. */
 const MAX_JOIN_BYTES = 64 * 1024;
 
+/** Join attempts allowed: per source address, and from all addresses together (per minute, and at once). */
+export const JOIN_RATE: JoinRate = {
+  perAddress: { perMinute: 10, burst: 20 },
+  overall: { perMinute: 120, burst: 60 },
+};
+
+/** The join attempts allowed (JOIN_RATE by default). */
+export interface JoinRate {
+  perAddress: { perMinute: number; burst: number };
+  overall: { perMinute: number; burst: number };
+}
+
 /** What a join handler needs. */
 export interface JoinHandlerOptions {
   store: Store;
   credentials: NodeCredentials;
   logger: Logger;
+  /** The clock of the rate limits. */
+  clock: Clock;
+  /** Default JOIN_RATE. */
+  rate?: JoinRate;
 }
 
 /** A checked join request. */
@@ -47,11 +69,26 @@ export function createJoinHandler(
   opts: JoinHandlerOptions,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const serial = createSerial();
+  const limit = joinLimiter(opts.clock, opts.rate ?? JOIN_RATE);
   return async (req, res) => {
+    limit(req.socket.remoteAddress ?? '');
     const body = parseBody(await readBody(req, MAX_JOIN_BYTES), 'json');
     const input = checkRequest(body);
     const credential = await serial(() => join(opts, input));
     sendJson(res, 200, { nodeName: input.nodeName, credential }, { 'Cache-Control': 'no-store' });
+  };
+}
+
+/** Throws 429 when `address`, or everyone, has used up its join attempts. */
+function joinLimiter(clock: Clock, rate: JoinRate): (address: string) => void {
+  const perAddress = new RateLimiter({ ...rate.perAddress, clock });
+  const overall = new RateLimiter({ ...rate.overall, clock });
+  return (address) => {
+    const wait = perAddress.take(address);
+    if (wait !== undefined)
+      throw ApiError.tooManyRequests(`too many join attempts from ${address}; try again later`, wait);
+    const all = overall.take('');
+    if (all !== undefined) throw ApiError.tooManyRequests('too many join attempts; try again later', all);
   };
 }
 

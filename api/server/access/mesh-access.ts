@@ -6,14 +6,16 @@
  * build their app with it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { realClock, type Clock } from '../../meta/clock.ts';
 import type { Logger } from '../../meta/logger.ts';
 import { silentLogger } from '../../meta/logger.ts';
 import type { Store } from '../../store/types.ts';
 import { bearerAuthenticator, type Authenticator, type Authorizer, type Identity } from './auth.ts';
 import { createClusterInfoHandler } from './cluster-info.ts';
 import { createNodeCredentials, type NodeCredentials } from './credentials.ts';
-import { createJoinHandler } from './join-handler.ts';
+import { createJoinHandler, type JoinRate } from './join-handler.ts';
 import { createJoinToken, type TokenCreateRequest } from './join-token-lifecycle.ts';
+import { EventQuota, type EventLimits } from './event-quota.ts';
 import { nodeAuthorizer } from './node-authorizer.ts';
 import { storeFor } from './node-restriction.ts';
 
@@ -36,6 +38,12 @@ export interface MeshAccessOptions {
   caPem: string;
   /** The URL /cluster-info advertises (default: what the request reached). */
   serverUrl?: () => string | undefined;
+  /** The clock of the rate limits and quotas (default the real one). */
+  clock?: Clock;
+  /** What a node may create of Events (default event-quota.ts's EVENT_LIMITS). */
+  eventLimits?: EventLimits;
+  /** Join attempts allowed (default join-handler.ts's JOIN_RATE). */
+  joinRate?: JoinRate;
   logger?: Logger;
 }
 
@@ -50,6 +58,8 @@ export interface MeshAccess {
 /** Builds authentication, authorization and the join endpoints over the control plane's store. */
 export function meshAccess(opts: MeshAccessOptions): MeshAccess {
   const logger = opts.logger ?? silentLogger;
+  const clock = opts.clock ?? realClock;
+  const quota = new EventQuota({ clock, ...(opts.eventLimits ? { limits: opts.eventLimits } : {}) });
   const credentials: NodeCredentials = createNodeCredentials({ store: opts.store });
   const clusterInfo = createClusterInfoHandler({
     caPem: opts.caPem,
@@ -61,10 +71,16 @@ export function meshAccess(opts: MeshAccessOptions): MeshAccess {
       resolve: (sha) => credentials.resolve(sha),
     }),
     authorize: nodeAuthorizer,
-    storeFor,
+    storeFor: (identity, store) => storeFor(identity, store, quota),
     join: {
       clusterInfo,
-      join: createJoinHandler({ store: opts.store, credentials, logger }),
+      join: createJoinHandler({
+        store: opts.store,
+        credentials,
+        logger,
+        clock,
+        ...(opts.joinRate ? { rate: opts.joinRate } : {}),
+      }),
       createToken: createJoinToken,
     },
   };

@@ -2,27 +2,34 @@
  * NodeRestriction, the admission half of the node rules (node-authorizer.ts decides on verb and resource
  * before the body is read; this checks what a node writes): an Event a node creates must be about its own
  * Node, its own Declaration, or an Assignment to it. It is a view of the store that a node's requests use,
- * so every write path (create, dry run) goes through it.
+ * so every write path (create, dry run) goes through it. With an EventQuota (event-quota.ts) it also holds a
+ * node to its event rate and count.
  */
 import { ApiError } from '../../meta/api-error.ts';
 import type { KubeObject } from '../../meta/types.ts';
 import type { Store } from '../../store/types.ts';
 import { forbidden, type Identity } from './auth.ts';
+import type { EventQuota } from './event-quota.ts';
 
 /** The store as a request of `identity` sees it: the store itself for the admin, a NodeRestriction view for a node. */
-export function storeFor(identity: Identity, store: Store): Store {
-  return identity.kind === 'node' ? nodeRestrictedStore(store, identity.name) : store;
+export function storeFor(identity: Identity, store: Store, quota?: EventQuota): Store {
+  return identity.kind === 'node' ? nodeRestrictedStore(store, identity.name, quota) : store;
 }
 
-/** A view of `store` for node `self`: creating an Event about anything but itself is a 403. */
-export function nodeRestrictedStore(store: Store, self: string): Store {
+/** A view of `store` for node `self`: creating an Event about anything but itself is a 403; `quota` bounds its events. */
+export function nodeRestrictedStore(store: Store, self: string, quota?: EventQuota): Store {
   return {
     resourceVersion: () => store.resourceVersion(),
     get: (plural, name) => store.get(plural, name),
     list: (plural, opts) => store.list(plural, opts),
     create: async (plural, obj, opts) => {
-      if (plural === 'events') checkEvent(store, self, obj);
-      return store.create(plural, obj, opts);
+      if (plural !== 'events') return store.create(plural, obj, opts);
+      checkEvent(store, self, obj);
+      if (!quota) return store.create(plural, obj, opts);
+      quota.take(self);
+      const created = await store.create(plural, quota.label(obj, self), opts);
+      if (!opts?.dryRun) await quota.collect(store, self);
+      return created;
     },
     update: (plural, obj, opts) => store.update(plural, obj, opts),
     delete: (plural, name, opts) => store.delete(plural, name, opts),

@@ -32,10 +32,11 @@ export function toApiError(e: unknown, logger: Logger, where: Record<string, unk
   });
 }
 
-/** Sends an error as a `Status` object with its HTTP code. */
+/** Sends an error as a `Status` object with its HTTP code (and `Retry-After` when the Status says when). */
 export function sendError(res: ServerResponse, e: unknown, logger: Logger, where: Record<string, unknown> = {}): void {
   const err = toApiError(e, logger, where);
-  sendJson(res, err.code, err.toStatus());
+  const retry = err.details?.retryAfterSeconds;
+  sendJson(res, err.code, err.toStatus(), retry !== undefined ? { 'Retry-After': String(retry) } : {});
 }
 
 /** Fails with 405 (and an `Allow` header) unless `method` is one of `allowed`. */

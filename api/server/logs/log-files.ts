@@ -3,6 +3,8 @@
  * store: `<dir>/<node>/<service>.log`, one `<time> <line>` per line, where node and service names are
  * escaped (every byte outside `[A-Za-z0-9_-]` becomes `%XX`, so no name can leave its directory). A file
  * passing `maxFileBytes` is renamed to `<service>.log.1` (replacing the previous one) and started anew.
+ * A node keeps logs of at most `maxServices` services: a POST naming more is refused whole (403) before
+ * anything of it is written, so a node cannot fill the disk with files of invented services.
  *
  * Each node's writes run one at a time. `cursor.json` in a node's directory keeps the last stored `seq`
  * of the node's stream, so a batch the agent sends again is stored once. Followers are told of every
@@ -12,6 +14,7 @@ import { mkdir, open, readdir, readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../meta/atomic-file.ts';
 import { createKeyedSerial } from '../../meta/serial.ts';
+import { ApiError } from '../../meta/api-error.ts';
 import { isMissing } from '../../meta/errno.ts';
 import { readLog } from './log-tail.ts';
 import type { LogPost, LogPostResult, ServiceLogInfo } from '../../wire/log-wire.ts';
@@ -22,7 +25,12 @@ export interface LogFilesOptions {
   dir: string;
   /** Size at which a service's file is rotated. Default 8 MiB. */
   maxFileBytes?: number;
+  /** How many services' logs a node may keep. Default MAX_SERVICES_PER_NODE. */
+  maxServices?: number;
 }
+
+/** How many services' log files a node may have by default. */
+export const MAX_SERVICES_PER_NODE = 64;
 
 /** Called with stored text (whole `<time> <line>\n` lines) as it is appended. */
 export type LogListener = (text: string) => void;
@@ -48,15 +56,19 @@ function unescapeName(file: string): string | undefined {
 export class LogFiles {
   readonly #dir: string;
   readonly #max: number;
+  readonly #maxServices: number;
   /** One lane per node: a node's appends and reads never interleave; nodes do not wait for each other. */
   readonly #serial = createKeyedSerial();
   readonly #sizes = new Map<string, number>();
+  /** By node: the services it has log files of. */
+  readonly #known = new Map<string, Set<string>>();
   readonly #cursors = new Map<string, { stream: string; seq: number }>();
   readonly #listeners = new Map<string, Set<LogListener>>();
 
   constructor(opts: LogFilesOptions) {
     this.#dir = opts.dir;
     this.#max = opts.maxFileBytes ?? 8 * 1024 * 1024;
+    this.#maxServices = opts.maxServices ?? MAX_SERVICES_PER_NODE;
   }
 
   /** The file of a node's service. */
@@ -84,6 +96,7 @@ export class LogFiles {
         }
       }
       for (const e of fresh) add(e.service, `${e.time} ${e.line}\n`);
+      await this.#checkServiceCount(node, [...texts.keys()]);
       await mkdir(join(this.#dir, escapeName(node)), { recursive: true, mode: 0o700 });
       for (const [service, text] of texts) await this.#write(node, service, text);
       const last = fresh.length ? fresh[fresh.length - 1].seq : undefined;
@@ -155,6 +168,33 @@ export class LogFiles {
     return n;
   }
 
+  /** Throws 403 when writing logs of `services` would give `node` more than `maxServices` services. */
+  async #checkServiceCount(node: string, services: string[]): Promise<void> {
+    const known = await this.#services(node);
+    const added = services.filter((s) => !known.has(s)).length;
+    if (added === 0 || known.size + added <= this.#maxServices) return;
+    throw new ApiError({
+      reason: 'Forbidden',
+      message:
+        `node "${node}" may keep logs of at most ${this.#maxServices} services; it has ${known.size} ` +
+        `and this request names ${added} more: the request was refused and nothing of it stored`,
+      details: { name: node, kind: 'logs' },
+    });
+  }
+
+  /** The services `node` has log files of (read once per node, then kept up to date by `#write`). */
+  async #services(node: string): Promise<Set<string>> {
+    let set = this.#known.get(node);
+    if (set) return set;
+    const names = await readdir(join(this.#dir, escapeName(node))).catch((e: unknown) => {
+      if (isMissing(e)) return [];
+      throw e;
+    });
+    set = new Set(names.map(unescapeName).filter((n) => n !== undefined));
+    this.#known.set(node, set);
+    return set;
+  }
+
   async #write(node: string, service: string, text: string): Promise<void> {
     const path = this.path(node, service);
     const data = Buffer.from(text, 'utf8');
@@ -179,6 +219,7 @@ export class LogFiles {
       await fh.close();
     }
     this.#sizes.set(path, size + data.length);
+    this.#known.get(node)?.add(service);
     for (const l of this.#listeners.get(path) ?? []) l(text);
   }
 

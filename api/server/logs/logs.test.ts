@@ -10,7 +10,7 @@ import { openStore } from '../../store/index.ts';
 import { createApp, type App } from '../app.ts';
 import { bearerAuthenticator, hashToken } from '../access/auth.ts';
 import { listen } from '../listen.ts';
-import { LogFiles } from './log-files.ts';
+import { LogFiles, MAX_SERVICES_PER_NODE } from './log-files.ts';
 import { logsPath } from '../../wire/log-wire.ts';
 import { nodeAuthorizer } from '../access/node-authorizer.ts';
 
@@ -159,6 +159,27 @@ test('service names cannot leave the node directory', async (t) => {
   const list = await get(s.admin, 'a');
   assert.deepEqual(list.json.items.map((i: { service: string }) => i.service).sort(), [...evil].sort());
   assert.equal((await get(s.admin, 'a', `?service=${encodeURIComponent('../../../../tmp/owned')}`)).text, 'x\n');
+});
+
+test('a node keeps logs of at most MAX_SERVICES_PER_NODE services: a POST naming more is refused whole, 403', async (t) => {
+  const s = await serve(t);
+  const names = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+  const at = (seq: number, text: string, service: string) => ({ ...line(1, text, service), seq });
+  const invented = await post(s.nodeA, 'a', { entries: names(1000, 'x').map((svc, i) => at(i + 1, 'x', svc)) });
+  assert.equal(invented.status, 403, invented.text);
+  assert.match(
+    invented.json.message,
+    /node "a" may keep logs of at most 64 services; it has 0 and this request names 1000 more/,
+  );
+  assert.equal(existsSync(join(s.dataDir, 'logs', 'a')), false);
+  const full = names(MAX_SERVICES_PER_NODE, 'svc');
+  assert.equal((await post(s.nodeA, 'a', { entries: full.map((svc, i) => at(i + 1, 'x', svc)) })).status, 200);
+  const more = await post(s.nodeA, 'a', { entries: [at(65, 'y', 'svc-0'), at(66, 'y', 'one-more')] });
+  assert.equal(more.status, 403, more.text);
+  assert.equal(more.json.reason, 'Forbidden');
+  assert.equal((await post(s.nodeA, 'a', { entries: [at(67, 'z', 'svc-0')] })).status, 200);
+  assert.equal(readdirSync(join(s.dataDir, 'logs', 'a')).filter((n) => n.endsWith('.log')).length, 64);
+  assert.equal((await get(s.admin, 'a', '?service=svc-0')).text, 'x\nz\n');
 });
 
 test('follow: the last lines, then every new line as it arrives, until the client goes', async (t) => {
