@@ -16,7 +16,9 @@ import { createProcessSupervisor } from './process-supervisor.ts';
 import { createSystemdServiceDriver } from './service-systemd.ts';
 import { logPath } from './log-file.ts';
 import { unitName } from './systemd-unit.ts';
-import { tempHost, memoryLogger } from '../engine/testing.ts';
+import { createEngine } from '../engine/reconciler.ts';
+import { createDriverRegistry } from './registry.ts';
+import { memoryInventoryStore, memoryLogger, tempHost } from '../engine/testing.ts';
 import type { ServiceSpec } from '../../api/v1alpha1/generated/host-resource.ts';
 
 type Host = ReturnType<typeof tempHost>;
@@ -56,6 +58,35 @@ test('process Service: a workingDirectory that is a symlink out of the root fail
       await assert.rejects(driver.apply(spec, rctx(h), await driver.observe(spec, rctx(h))), /escapes the root/);
       assert.equal((await driver.observe(spec, rctx(h))).exists, false);
       assert.deepEqual(readdirSync(h.outside), []);
+    });
+  } finally {
+    h.cleanup();
+  }
+});
+
+test('engine: each path through a symlink out of the root Fails with "escapes the root"; nothing lands outside', async () => {
+  const h = hostWithLink('srv/app');
+  try {
+    await withSupervisor(h, async (supervisor) => {
+      const store = memoryInventoryStore();
+      const engine = createEngine({
+        drivers: createDriverRegistry({ supervisor }),
+        ctx: h.ctx,
+        loadInventory: store.load,
+        saveInventory: store.save,
+      });
+      const r = await engine.reconcile([
+        { id: 'm/server', owner: 'm', kind: 'Service', spec: touches({ workingDirectory: '/srv/app' }) },
+        { id: 'm/dir', owner: 'm', kind: 'Directory', spec: { path: '/srv/app/data' } },
+        { id: 'm/file', owner: 'm', kind: 'File', spec: { path: '/srv/app/config', content: 'x' } },
+      ]);
+      assert.deepEqual(
+        r.results.map((x) => `${x.id} ${x.state}`),
+        ['m/server Failed', 'm/dir Failed', 'm/file Failed'],
+      );
+      for (const x of r.results) assert.match(x.message ?? '', /escapes the root/, x.id);
+      assert.deepEqual(readdirSync(h.outside), []);
+      assert.equal(await supervisor.inspect('m/server'), undefined);
     });
   } finally {
     h.cleanup();
