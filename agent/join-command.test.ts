@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { UsageError } from '../api/meta/usage-error.ts';
 import { DEFAULT_STATE_DIR, parseJoinCommand } from './join-command.ts';
 import { ensureNodeKey, nodeKeyPath } from './node-key.ts';
+import { joinMesh } from './join.ts';
+import { memoryLogger } from './engine/testing.ts';
 
 const REQUIRED = [
   '--server',
@@ -83,4 +85,22 @@ test('the node key is generated once, 0600, and reused', async (t) => {
   assert.match(readFileSync(nodeKeyPath(state), 'utf8'), /^-----BEGIN PRIVATE KEY-----/);
   const again = await ensureNodeKey(state);
   assert.deepEqual(again, { publicKey: first.publicKey, created: false });
+});
+
+test('join: a state directory it creates is 0700, as init makes it', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'meshctl-join-state-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const stateDir = join(dir, 'new', 'state');
+  const joining = joinMesh({
+    server: 'https://127.0.0.1:1',
+    token: 'abcdef.0123456789abcdef',
+    caHash: `sha256:${'a'.repeat(64)}`,
+    nodeName: 'n1',
+    stateDir,
+    root: dir,
+    logger: memoryLogger(),
+    timeoutMs: 5000,
+  });
+  await assert.rejects(joining); // nothing listens there; the directory is made before the first request
+  assert.equal(statSync(stateDir).mode & 0o777, 0o700);
 });

@@ -1,7 +1,7 @@
 /**
  * `mesh-agent join`: makes this machine a node of a mesh, kubeadm-style, and stores what it needs to run.
  *
- *   1. Open the agent's store (refusing a state directory of another node or root, or one in use) and load
+ *   1. Create the state directory 0700 when it is missing (as `meshctl init` does), open the agent's store (refusing a state directory of another node or root, or one in use) and load
  *      or generate the node key (node-key.ts).
  *   2. Fetch `/cluster-info` WITHOUT verifying the server, hash the CA's public key and compare it with
  *      `--ca-hash`: on a mismatch stop here, before the token is sent.
@@ -9,6 +9,7 @@
  *   4. Save the identity — server, CA and the node credential the control plane returned — in the agent's
  *      store (files 0600), so `mesh-agent run --state-dir DIR` needs nothing else.
  */
+import { mkdir } from 'node:fs/promises';
 import { caPin } from '../api/meta/ca-pin.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import { resolveIdentity } from './identity.ts';
@@ -43,6 +44,7 @@ const PIN = /^sha256:[0-9a-f]{64}$/;
 export async function joinMesh(opts: JoinMeshOptions): Promise<Joined> {
   const server = checkInputs(opts);
   let store: AgentStore;
+  await mkdir(opts.stateDir, { recursive: true, mode: 0o700 });
   try {
     store = await openAgentStore({ stateDir: opts.stateDir, logger: opts.logger });
   } catch (e) {

@@ -21,6 +21,7 @@ import { ensureMesh } from './ensure-mesh.ts';
 import { createEventTtlController } from './event-ttl-controller.ts';
 import { createNodeController } from './node-controller.ts';
 import { createManager } from './runtime/manager.ts';
+import { handleShutdownSignals } from './shutdown.ts';
 import { createJsonLogger } from '../api/meta/logger.ts';
 import { parseArgs, refusePositionals, unknownOption, type FlagSpec } from '../api/meta/flags.ts';
 import { parseHostPort, type HostPort } from '../api/meta/host-port.ts';
@@ -93,10 +94,12 @@ function parseFlags(argv: string[]): Flags | 'help' {
 
 async function run(flags: Flags): Promise<void> {
   const logger = createJsonLogger();
+  const shutdown = handleShutdownSignals(logger);
   const store = await openStore({
     dir: join(flags.dataDir, 'store'),
     logger: storeLogTo(logger, { component: 'store' }),
   });
+  shutdown.onStop(() => store.close());
   await checkControlPlaneNode({ store, node: flags.node, restore: flags.restore, logger })
     .then(() => ensureMesh(store, logger))
     .catch(async (e: unknown) => {
@@ -114,6 +117,7 @@ async function run(flags: Flags): Promise<void> {
   const app = createApp({ store, ...access, logsDir: join(flags.dataDir, 'logs'), logger });
   const tls = flags.insecureHttp ? undefined : { cert: files.serving.certPem, key: files.serving.keyPem };
   const server = await listen({ app, host: flags.host, port: flags.port, ...(tls ? { tls } : {}) });
+  shutdown.onStop(() => server.close());
   const url = serverUrl(flags.host, server.port, flags.insecureHttp);
   writeAdminMeshconfig(files, url, logger);
   // The controllers talk to this API like any other client (Kubernetes-style), with the admin credential.
@@ -123,34 +127,11 @@ async function run(flags: Flags): Promise<void> {
   manager.add(createAssignmentController({ manager }));
   manager.add(createNodeController({ manager }));
   manager.add(createEventTtlController({ manager }));
+  shutdown.onStop(() => client.close());
+  shutdown.onStop(() => manager.stop());
   void manager.start();
   logger.info('Serving', { url, port: server.port, meshconfig: files.meshconfigPath, dataDir: flags.dataDir });
-  let stopping = false;
-  const shutdown = (signal: string): void => {
-    if (stopping) {
-      logger.error('Exited without a clean shutdown', { signal });
-      process.exit(1);
-    }
-    stopping = true;
-    logger.info('Shutting down', { signal });
-    void manager
-      .stop()
-      .then(() => {
-        client.close();
-        return server.close();
-      })
-      .then(() => store.close())
-      .then(() => {
-        logger.info('Stopped');
-        process.exit(0);
-      })
-      .catch((e: unknown) => {
-        logger.error('Failed to shut down cleanly', { error: String(e) });
-        process.exit(1);
-      });
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  shutdown.started();
 }
 
 async function main(argv: string[]): Promise<void> {

@@ -22,6 +22,8 @@ export interface ProcessRecord {
   command: string[];
   env: Record<string, string>;
   cwd: string;
+  /** The agent's root the working directory must resolve inside (absent in records of older agents). */
+  root?: string;
   restart: RestartPolicy;
   fingerprint: string;
   startedAt: string;

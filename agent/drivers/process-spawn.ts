@@ -1,5 +1,5 @@
 /**
- * Starts one service process for the supervisor: checks its working directory, opens its log file
+ * Starts one service process for the supervisor: checks its working directory (inside the root, now), opens its log file
  * as stdout/stderr, spawns it (not detached: it stays in the agent's process group) and reads its
  * /proc start time, which with the pid identifies it for adoption after an agent restart.
  */
@@ -9,6 +9,7 @@ import { stat } from 'node:fs/promises';
 import { openLog } from './log-file.ts';
 import { procStat } from './process-record.ts';
 import type { ProcessSpec } from './process-types.ts';
+import { assertResolvesInsideRoot } from './resolve-under-root.ts';
 import { errnoCode } from '../../api/meta/errno.ts';
 
 /** A process that was just started. */
@@ -37,6 +38,7 @@ export async function spawnService(opts: {
   const { spec } = opts;
   const [file, ...args] = spec.command;
   if (file === undefined || file === '') throw new Error('Service command must not be empty');
+  if (spec.root !== undefined) assertResolvesInsideRoot(spec.root, spec.cwd);
   await assertDirectory(spec.cwd);
   const fd = await openLog(opts.stateDir, opts.id, `starting ${JSON.stringify(spec.command)}`);
   let child: ChildProcess;

@@ -73,6 +73,7 @@ export function createProcessSupervisor(opts: ProcessSupervisorOptions): Process
         command: e.spec.command,
         env: e.spec.env,
         cwd: e.spec.cwd,
+        root: e.spec.root,
         restart: e.spec.restart,
         fingerprint: e.spec.fingerprint,
         startedAt: new Date(e.startedAtMs).toISOString(),
@@ -152,8 +153,8 @@ export function createProcessSupervisor(opts: ProcessSupervisorOptions): Process
   async function adopt(id: string): Promise<Entry | undefined> {
     const rec = await readRecord(stateDir, id);
     if (!rec) return undefined;
-    const { command, env, cwd, restart: policy, fingerprint } = rec;
-    const e = newEntry(id, { command, env, cwd, restart: policy, fingerprint });
+    const { command, env, cwd, root, restart: policy, fingerprint } = rec;
+    const e = newEntry(id, { command, env, cwd, root, restart: policy, fingerprint });
     e.startedAtMs = Date.parse(rec.startedAt) || clock.now();
     if (rec.exited) {
       Object.assign(e, { phase: 'exited', lastExit: rec.exited });

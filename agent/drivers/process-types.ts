@@ -12,6 +12,8 @@ export interface ProcessSpec {
   command: string[];
   env: Record<string, string>;
   cwd: string;
+  /** The agent's root: `cwd` must resolve inside it each time the process is started. */
+  root?: string;
   restart: RestartPolicy;
   /** Identifies the declared spec; a different fingerprint means "restart with the new spec". */
   fingerprint: string;

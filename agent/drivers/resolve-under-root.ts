@@ -1,6 +1,7 @@
 /**
  * Resolves a declared absolute path under the agent's root, refusing any path that escapes it
- * (`..` segments, or a symlink in an existing parent that points outside the root).
+ * (`..` segments, or a symlink in an existing parent that points outside the root). A path the kernel
+ * follows to its end (a working directory) is checked with its last component followed too, at each use.
  */
 import { realpathSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
@@ -44,9 +45,35 @@ export async function resolveUnderRoot(root: string, path: string): Promise<stri
   const realParent = realpathOfExistingAncestor(isRoot ? abs : dirname(abs));
   if (realParent !== realRoot && !realParent.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep)) {
     realpathOfRoot(root); // the root itself vanished (e.g. unmounted): say so rather than "outside the root"
-    throw new PathEscapesRootError(path, root, `its parent resolves to ${realParent}, outside the root`);
+    throw new PathEscapesRootError(
+      path,
+      root,
+      `escapes the root: its parent resolves to ${realParent}, outside the root`,
+    );
   }
   return abs;
+}
+
+/**
+ * Resolves a directory the kernel will follow to its end (a service's working directory) under `root`:
+ * as `resolveUnderRoot`, and the path itself, a symlink as its last component included, must resolve
+ * inside the root. Returns the joined (not the real) path; `assertResolvesInsideRoot` checks it again at use.
+ */
+export async function resolveDirUnderRoot(root: string, path: string): Promise<string> {
+  const abs = await resolveUnderRoot(root, path);
+  assertResolvesInsideRoot(root, abs, path);
+  return abs;
+}
+
+/**
+ * Checks, at the moment of use, that `abs` (a path already joined under `root`) resolves inside the root
+ * with every symlink followed, its last component included; throws `PathEscapesRootError` otherwise.
+ */
+export function assertResolvesInsideRoot(root: string, abs: string, declared = abs): void {
+  const realRoot = realpathOfRoot(root);
+  const real = realpathOfExistingAncestor(abs);
+  if (real !== realRoot && !real.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep))
+    throw new PathEscapesRootError(declared, root, `escapes the root: it resolves to ${real}, outside the root`);
 }
 
 /** The realpath of the agent's root; an error naming it (and --root) when it is gone. */

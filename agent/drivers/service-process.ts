@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { ServiceSpec } from '../../api/v1alpha1/generated/host-resource.ts';
 import type { Driver, Observed } from '../engine/types.ts';
 import type { ProcessPhase, ProcessSupervisor } from './process-types.ts';
-import { resolveUnderRoot } from './resolve-under-root.ts';
+import { resolveDirUnderRoot } from './resolve-under-root.ts';
 
 /** What the process driver sees: the supervisor's phase of the service and the spec it runs with. */
 export interface ProcessServiceObserved extends Observed {
@@ -61,11 +61,12 @@ export function createProcessServiceDriver(opts: {
     async apply(spec, ctx) {
       checkServiceSpec(spec);
       const cwd =
-        spec.workingDirectory === undefined ? ctx.root : await resolveUnderRoot(ctx.root, spec.workingDirectory);
+        spec.workingDirectory === undefined ? ctx.root : await resolveDirUnderRoot(ctx.root, spec.workingDirectory);
       await supervisor.ensure(ctx.id, {
         command: spec.command,
         env: spec.env ?? {},
         cwd,
+        root: ctx.root,
         restart: spec.restart ?? 'always',
         fingerprint: serviceFingerprint(spec),
       });

@@ -9,7 +9,7 @@ import { dirname, posix } from 'node:path';
 import type { ServiceSpec } from '../../api/v1alpha1/generated/host-resource.ts';
 import type { Change, Driver, Observed } from '../engine/types.ts';
 import { fsyncDir, writeFileAtomic } from '../../api/meta/atomic-file.ts';
-import { resolveUnderRoot } from './resolve-under-root.ts';
+import { assertResolvesInsideRoot, resolveDirUnderRoot, resolveUnderRoot } from './resolve-under-root.ts';
 import { checkServiceSpec } from './service-process.ts';
 import { UNIT_MARKER, renderUnit, unitName } from './systemd-unit.ts';
 import { errnoCode } from '../../api/meta/errno.ts';
@@ -48,7 +48,12 @@ function run(bin: string, args: string[]): Promise<Run> {
 export function createSystemdServiceDriver(opts: SystemdDriverOptions = {}): Driver<ServiceSpec, SystemdObserved> {
   const bin = opts.systemctl ?? 'systemctl';
   const unitDir = opts.unitDir ?? '/etc/systemd/system';
-  const unitPath = (root: string, unit: string): Promise<string> => resolveUnderRoot(root, posix.join(unitDir, unit));
+  /** The unit file's path; it, a symlink as its last component included, must resolve inside the root. */
+  const unitPath = async (root: string, unit: string): Promise<string> => {
+    const path = await resolveUnderRoot(root, posix.join(unitDir, unit));
+    assertResolvesInsideRoot(root, path, posix.join(unitDir, unit));
+    return path;
+  };
   const systemctl = async (...args: string[]): Promise<void> => {
     const r = await run(bin, args);
     if (r.code !== 0)
@@ -86,6 +91,7 @@ export function createSystemdServiceDriver(opts: SystemdDriverOptions = {}): Dri
       checkServiceSpec(spec);
       const unit = unitName(ctx.id);
       const text = renderUnit(spec, unit);
+      if (spec.workingDirectory !== undefined) await resolveDirUnderRoot(ctx.root, spec.workingDirectory);
       if (observed.exists && observed.content === text) {
         if (observed.active !== 'active') await systemctl('enable', '--now', unit);
         return;

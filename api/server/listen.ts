@@ -1,5 +1,6 @@
 /**
- * Puts an App on a TCP port: plain HTTP, or HTTPS with the given certificate. Port 0 picks a free port.
+ * Puts an App on a TCP port: plain HTTP, or HTTPS with the given certificate (TLS 1.3 and TLS 1.2 AEAD
+ * suites only). Port 0 picks a free port.
  * Malformed HTTP (garbage bytes, oversized headers) is answered by Node's parser and the socket dropped.
  */
 import { createServer as createHttpServer } from 'node:http';
@@ -27,11 +28,31 @@ export interface Listening {
   close(): Promise<void>;
 }
 
+/**
+ * The TLS versions and suites offered, as Mozilla's "intermediate" configuration without DHE: TLS 1.3
+ * (all three suites), and TLS 1.2 with ECDHE key exchange and an AEAD cipher (AES-GCM, ChaCha20-Poly1305)
+ * only. CBC suites (`ECDHE-ECDSA-AES256-SHA`, …) and anything older than TLS 1.2 are refused.
+ */
+export const TLS_SETTINGS = {
+  minVersion: 'TLSv1.2',
+  ciphers: [
+    'TLS_AES_128_GCM_SHA256',
+    'TLS_AES_256_GCM_SHA384',
+    'TLS_CHACHA20_POLY1305_SHA256',
+    'ECDHE-ECDSA-AES128-GCM-SHA256',
+    'ECDHE-RSA-AES128-GCM-SHA256',
+    'ECDHE-ECDSA-AES256-GCM-SHA384',
+    'ECDHE-RSA-AES256-GCM-SHA384',
+    'ECDHE-ECDSA-CHACHA20-POLY1305',
+    'ECDHE-RSA-CHACHA20-POLY1305',
+  ].join(':'),
+} as const;
+
 /** Starts serving `app` on host:port. */
 export async function listen(opts: ListenOptions): Promise<Listening> {
   const handler = opts.app.handle;
   const server: Server = opts.tls
-    ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, handler)
+    ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key, ...TLS_SETTINGS }, handler)
     : createHttpServer(handler);
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (socket.writable && !socket.destroyed && err.code !== 'ECONNRESET') {

@@ -1,0 +1,51 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type TLSSocket, type ConnectionOptions } from 'node:tls';
+import { listen } from './listen.ts';
+import { createCA, issueServingCert } from './pki/pki.ts';
+
+/** Handshakes with the server; resolves with the protocol and cipher, or the error that ended it. */
+function handshake(
+  port: number,
+  ca: string,
+  opts: ConnectionOptions,
+): Promise<{ protocol?: string; cipher?: string; error?: Error }> {
+  return new Promise((resolve) => {
+    const socket: TLSSocket = connect({ host: '127.0.0.1', port, ca, servername: 'localhost', ...opts }, () => {
+      resolve({ protocol: socket.getProtocol() ?? undefined, cipher: socket.getCipher().standardName });
+      socket.end();
+    });
+    socket.once('error', (error) => resolve({ error }));
+  });
+}
+
+test('HTTPS offers TLS 1.3 and TLS 1.2 AEAD suites only: a CBC-only TLS 1.2 client is refused', async (t) => {
+  const ca = await createCA({ commonName: 'test CA' });
+  const serving = await issueServingCert({ ca, dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
+  const app = {
+    handle: (_req: unknown, res: { end(s: string): void }) => res.end('ok'),
+    close() {},
+    openWatches: () => 0,
+  };
+  const server = await listen({ app, host: '127.0.0.1', port: 0, tls: { cert: serving.certPem, key: serving.keyPem } });
+  t.after(() => server.close());
+
+  const cbc = await handshake(server.port, ca.certPem, {
+    maxVersion: 'TLSv1.2',
+    ciphers: 'ECDHE-ECDSA-AES256-SHA:ECDHE-ECDSA-AES128-SHA',
+  });
+  assert.ok(cbc.error, `a CBC-only client was accepted with ${cbc.cipher}`);
+  assert.match(String(cbc.error.message), /handshake failure|no shared cipher|alert/i);
+
+  for (const cipher of [
+    'ECDHE-ECDSA-AES128-GCM-SHA256',
+    'ECDHE-ECDSA-AES256-GCM-SHA384',
+    'ECDHE-ECDSA-CHACHA20-POLY1305',
+  ]) {
+    const aead = await handshake(server.port, ca.certPem, { maxVersion: 'TLSv1.2', ciphers: cipher });
+    assert.equal(aead.error, undefined, `${cipher}: ${String(aead.error)}`);
+    assert.equal(aead.protocol, 'TLSv1.2');
+  }
+  const modern = await handshake(server.port, ca.certPem, {});
+  assert.equal(modern.protocol, 'TLSv1.3');
+});
