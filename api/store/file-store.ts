@@ -37,6 +37,8 @@ import type { WatchHub } from './watch-hub.ts';
 /** What `stats()` reports: sizes, journal and compaction counters, watch state. */
 export interface StoreStats {
   resourceVersion: string;
+  /** The durable resourceVersion the store held when opened, before the fence of an open after a crash (index.ts). */
+  openedAtRv: string;
   objects: number;
   kinds: Record<string, number>;
   journal: JournalStats;
@@ -256,6 +258,7 @@ export class DurableStore implements FileStore {
     const objects = Object.values(kinds).reduce((a, b) => a + b, 0);
     return {
       resourceVersion: this.resourceVersion(),
+      openedAtRv: String(this.#hub.openedAtRv),
       objects,
       kinds,
       journal: this.#adapter.stats(),

@@ -52,6 +52,11 @@ export class WatchHub {
     this.#openedAtRv = opts.openedAtRv;
   }
 
+  /** The durable resourceVersion the journal held at open, before any fence. */
+  get openedAtRv(): number {
+    return this.#openedAtRv;
+  }
+
   /** The newest resourceVersion whose write is durable (and published). */
   get durableRv(): number {
     return this.#durableRv;
