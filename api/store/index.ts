@@ -25,7 +25,8 @@
  *   - A crash leaves every acknowledged write readable: the journal on disk is always a prefix of what was
  *     appended; opening replays snapshot + journal, cuts a torn last line (never acknowledged) and refuses
  *     any other damage (journal-replay.ts, snapshot.ts) rather than opening with less.
- *   - One process owns the store: the directory's LOCK file (lock.ts); a second open fails.
+ *   - One process owns the store: the directory's LOCK file (lock.ts) names it by pid, start time and boot;
+ *     a second open fails while that process runs.
  *   - A resourceVersion is never issued twice, not even across a crash. Reads (get, list) see the newest state,
  *     which may hold a write whose fdatasync is in flight; if the process dies then, that write is lost, yet a
  *     client may have seen it and its resourceVersion. So an open after a crash (the journal does not end with
