@@ -3,6 +3,7 @@
  * that decide whether a recorded pid is still the process it started (same boot, same start time) — so a
  * new agent can adopt it and never signals an unrelated process that reused the pid. Not the argv: a
  * process may rewrite it (setproctitle, exec from a wrapper, a shebang script shows its interpreter).
+ * The start-time and boot checks live in api/meta/process-identity.ts (the store's lock uses them too).
  */
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, unlink } from 'node:fs/promises';
@@ -10,6 +11,8 @@ import { join } from 'node:path';
 import type { RestartPolicy } from '../../api/v1alpha1/generated/host-resource.ts';
 import { writeFileAtomic } from '../../api/meta/atomic-file.ts';
 import { errnoCode } from '../../api/meta/errno.ts';
+
+export { currentBootId, isSameProcess, procStat } from '../../api/meta/process-identity.ts';
 
 /** What the supervisor remembers about a service's process, durably, across agent restarts. */
 export interface ProcessRecord {
@@ -67,17 +70,6 @@ export async function deleteRecord(stateDir: string, id: string): Promise<void> 
   });
 }
 
-/** The start time and state of a live pid from /proc, or undefined when there is no such process. */
-export function procStat(pid: number): { startTime: string; state: string } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { state: fields[0] ?? '', startTime: fields[19] ?? '' };
-  } catch {
-    return undefined;
-  }
-}
-
 /** The argv of a live pid from /proc/<pid>/cmdline, or undefined. */
 export function procArgv(pid: number): string[] | undefined {
   try {
@@ -86,25 +78,4 @@ export function procArgv(pid: number): string[] | undefined {
   } catch {
     return undefined;
   }
-}
-
-let bootId: string | undefined;
-
-/** This boot's id (/proc/sys/kernel/random/boot_id), or '' where the kernel does not provide one. */
-export function currentBootId(): string {
-  if (bootId === undefined) {
-    try {
-      bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-    } catch {
-      bootId = '';
-    }
-  }
-  return bootId;
-}
-
-/** Whether `pid` is alive (not a zombie) and is the process started at `startTime` during boot `boot` (when known). */
-export function isSameProcess(pid: number, startTime: string, boot?: string): boolean {
-  if (boot !== undefined && boot !== currentBootId()) return false;
-  const st = procStat(pid);
-  return !!st && st.state !== 'Z' && st.state !== 'X' && st.startTime === startTime;
 }

@@ -89,7 +89,7 @@ export async function openAgentStore(opts: AgentStoreOptions): Promise<AgentStor
 
 async function checkIntegrity(store: FileStore, stateDir: string, dir: string): Promise<void> {
   const mark = await readWatermark(stateDir);
-  const rv = Number(store.resourceVersion());
+  const rv = Number(store.stats().openedAtRv); // what the files held: an open after a crash fences above it
   if (mark && rv < mark.resourceVersion) {
     throw new Error(
       `the agent store ${dir} is truncated or was rolled back: it holds changes up to resourceVersion ${rv}, ` +

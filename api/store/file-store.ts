@@ -5,7 +5,8 @@
  * synchronously (so optimistic concurrency is checked against the newest state), stages its journal line
  * (in `db.data.unjournaled`) and watch events, and resolves only once `db.write()` has made it durable;
  * watchers see it only then. Reads see the newest state, which may include writes whose fdatasync is still
- * in flight (at most one group commit old). If the journal ever fails to write, the store refuses every
+ * in flight (at most one group commit old); a crash then loses them, and the next open fences their
+ * resourceVersions so none is issued again (index.ts). If the journal ever fails to write, the store refuses every
  * later write until it is reopened. index.ts has the whole path of a write.
  */
 import { isDeepStrictEqual } from 'node:util';
@@ -36,6 +37,8 @@ import type { WatchHub } from './watch-hub.ts';
 /** What `stats()` reports: sizes, journal and compaction counters, watch state. */
 export interface StoreStats {
   resourceVersion: string;
+  /** The durable resourceVersion the store held when opened, before the fence of an open after a crash (index.ts). */
+  openedAtRv: string;
   objects: number;
   kinds: Record<string, number>;
   journal: JournalStats;
@@ -85,6 +88,7 @@ export class DurableStore implements FileStore {
   readonly #hub: WatchHub;
   readonly #lock: DirLock;
   readonly #log: StoreLogger;
+  readonly #maxUndurable: number;
   #closed = false;
   #failed?: unknown;
 
@@ -95,6 +99,8 @@ export class DurableStore implements FileStore {
     state: StoreState;
     lock: DirLock;
     log: StoreLogger;
+    /** Refuse writes while this many issued resourceVersions are not durable yet (index.ts: the fence). */
+    maxUndurable: number;
   }) {
     this.#db = opts.db;
     this.#adapter = opts.adapter;
@@ -102,6 +108,7 @@ export class DurableStore implements FileStore {
     this.#state = opts.state;
     this.#lock = opts.lock;
     this.#log = opts.log;
+    this.#maxUndurable = opts.maxUndurable;
   }
 
   resourceVersion(): string {
@@ -251,6 +258,7 @@ export class DurableStore implements FileStore {
     const objects = Object.values(kinds).reduce((a, b) => a + b, 0);
     return {
       resourceVersion: this.resourceVersion(),
+      openedAtRv: String(this.#hub.openedAtRv),
       objects,
       kinds,
       journal: this.#adapter.stats(),
@@ -264,6 +272,12 @@ export class DurableStore implements FileStore {
       throw new ApiError({
         reason: 'InternalError',
         message: `the store failed to persist a write and refuses writes until restarted: ${String(this.#failed)}`,
+      });
+    }
+    if (this.#db.data.rv - this.#hub.durableRv >= this.#maxUndurable) {
+      throw new ApiError({
+        reason: 'ServiceUnavailable',
+        message: `${this.#maxUndurable} writes are waiting for the disk; try again later`,
       });
     }
   }

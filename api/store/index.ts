@@ -25,7 +25,18 @@
  *   - A crash leaves every acknowledged write readable: the journal on disk is always a prefix of what was
  *     appended; opening replays snapshot + journal, cuts a torn last line (never acknowledged) and refuses
  *     any other damage (journal-replay.ts, snapshot.ts) rather than opening with less.
- *   - One process owns the store: the directory's LOCK file (lock.ts); a second open fails.
+ *   - One process owns the store: the directory's LOCK file (lock.ts) names it by pid, start time and boot;
+ *     a second open fails while that process runs.
+ *   - A resourceVersion is never issued twice, not even across a crash. Reads (get, list) see the newest state,
+ *     which may hold a write whose fdatasync is in flight; if the process dies then, that write is lost, yet a
+ *     client may have seen it and its resourceVersion. So an open after a crash (the journal does not end with
+ *     the `closed` mark a clean close writes) first journals a `fence` mark FENCE_GAP above the durable rv, and
+ *     durably: the numbers in between, which the lost writes may have used, are never issued again, and a watch
+ *     from one of them is 410 (it is below the watch log's start), so the client relists. A watch from the
+ *     durable rv itself resumes: nothing durable lies between it and the fence. A write is refused (503) while
+ *     `maxUndurable` resourceVersions are waiting for the disk, so the lost writes cannot reach the fence.
+ *     Why not serve only durable state: writes must check preconditions against the newest state, so reads
+ *     would need a second, lagging view of every index; a fence is one journal line per crash.
  */
 import { mkdirSync } from 'node:fs';
 import { Low } from 'lowdb';
@@ -33,7 +44,7 @@ import { DurableStore, type FileStore } from './file-store.ts';
 import { JournalAdapter } from './journal-adapter.ts';
 import { lockDir } from './lock.ts';
 import { StoreState } from './state.ts';
-import { emptyData, type StoreData } from './store-data.ts';
+import { emptyData, markLine, type StoreData } from './store-data.ts';
 import { nodeStoreFs, type StoreFs } from './store-fs.ts';
 import type { StoreLogger } from './store-log.ts';
 import { WatchHub } from './watch-hub.ts';
@@ -45,6 +56,9 @@ export { storeLogTo, type StoreLogger, type StoreLogLine } from './store-log.ts'
 export type { StoreFs } from './store-fs.ts';
 export type * from './types.ts';
 
+/** How far an open after a crash moves the resourceVersion past the durable one (index.ts file comment). */
+export const FENCE_GAP = 1 << 20;
+
 /** Options of `openStore`. */
 export interface OpenStoreOptions {
   /** The store directory (created if missing); owned by one process at a time. */
@@ -53,6 +67,11 @@ export interface OpenStoreOptions {
   eventLogCapacity?: number;
   /** Compact the journal into a snapshot once it has grown by this many bytes since the last one (default 64 MiB). */
   compactAfterBytes?: number;
+  /**
+   * Refuse writes (503) while this many issued resourceVersions are not durable yet (default 65,536; below
+   * FENCE_GAP, so the writes a crash loses stay below the fence).
+   */
+  maxUndurable?: number;
   /** Where the store's log lines go (`storeLogTo(logger)` for a process's logger); default: nowhere. */
   logger?: StoreLogger;
   /** The file-system calls that write the store (default node:fs); tests pass a power-loss simulation. */
@@ -69,6 +88,9 @@ export async function openStore(opts: OpenStoreOptions): Promise<FileStore> {
   const compactAfterBytes = opts.compactAfterBytes ?? 64 * 1024 * 1024;
   if (!Number.isSafeInteger(capacity) || capacity < 1)
     throw new Error(`eventLogCapacity must be a positive integer, got ${capacity}`);
+  const maxUndurable = opts.maxUndurable ?? 1 << 16;
+  if (!Number.isSafeInteger(maxUndurable) || maxUndurable < 1 || maxUndurable > FENCE_GAP / 2)
+    throw new Error(`maxUndurable must be an integer from 1 to ${FENCE_GAP / 2}, got ${maxUndurable}`);
   if (!(compactAfterBytes > 0)) throw new Error(`compactAfterBytes must be positive, got ${compactAfterBytes}`);
   mkdirSync(opts.dir, { recursive: true });
   const lock = lockDir(opts.dir);
@@ -83,15 +105,23 @@ export async function openStore(opts: OpenStoreOptions): Promise<FileStore> {
   try {
     const db = new Low<StoreData>(adapter, emptyData());
     await db.read();
+    const durableRv = db.data.rv;
+    if (adapter.crashed) {
+      db.data.rv += FENCE_GAP;
+      db.data.unjournaled.push({ rv: db.data.rv, line: markLine(db.data.rv, 'fence') });
+      await db.write();
+      log({ msg: 'Fenced resourceVersions after a crash', durableRv, rv: db.data.rv });
+    }
     const state = new StoreState(db.data);
     hub = new WatchHub({
       capacity,
       startRv: db.data.rv,
+      openedAtRv: durableRv,
       logger: log,
       list: (plural, o) => ({ items: state.list(plural, o), resourceVersion: String(db.data.rv) }),
       currentRv: () => db.data.rv,
     });
-    return new DurableStore({ db, adapter, hub, state, lock, log });
+    return new DurableStore({ db, adapter, hub, state, lock, log, maxUndurable });
   } catch (e) {
     await adapter.close().catch(() => {});
     lock.release();

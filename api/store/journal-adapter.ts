@@ -14,6 +14,9 @@
  * immutable, so a shallow copy is a consistent snapshot at `data.rv`), rotates the journal (writes continue
  * into a new segment), writes the snapshot in chunks that yield to the event loop, renames it into place,
  * then removes the segments older than the rotation.
+ *
+ * `close()` ends the journal with a `closed` mark, so the next open knows no served write can have been lost
+ * (`crashed` is false); after a crash the store fences its resourceVersions (index.ts).
  */
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -21,7 +24,7 @@ import type { Adapter } from 'lowdb';
 import { Journal, listSegments } from './journal.ts';
 import { replayJournal } from './journal-replay.ts';
 import { readSnapshot, writeSnapshot } from './snapshot.ts';
-import { emptyData, type Kinds, type StoreData } from './store-data.ts';
+import { emptyData, markLine, type Kinds, type StoreData } from './store-data.ts';
 import type { StoreFs } from './store-fs.ts';
 import type { StoreLogger } from './store-log.ts';
 
@@ -65,6 +68,7 @@ function copyKinds(kinds: Kinds): { kinds: Kinds; objects: number } {
 export class JournalAdapter implements Adapter<StoreData> {
   readonly #opts: JournalAdapterOptions;
   #journal?: Journal;
+  #data?: StoreData;
   #segments = 0;
   #compaction?: Promise<void>;
   #closing = false;
@@ -74,6 +78,12 @@ export class JournalAdapter implements Adapter<StoreData> {
   #compactedBytes = 0;
   /** After a failed compaction, the next one waits until then (ms since epoch). */
   #notBefore = 0;
+
+  /**
+   * Set by `read()`: the store was used before and its last process did not close it cleanly, so a write it
+   * served may have been lost (a brand-new directory, without journal or snapshot, did not crash).
+   */
+  crashed = false;
 
   constructor(opts: JournalAdapterOptions) {
     this.#opts = opts;
@@ -90,6 +100,7 @@ export class JournalAdapter implements Adapter<StoreData> {
       data.kinds = snap.kinds;
     }
     const replay = await replayJournal(dir, data, snap?.rv ?? 0, logger, fs);
+    this.crashed = !replay.closedCleanly && (replay.segments > 0 || snap !== undefined);
     this.#segments = Math.max(replay.segments, 1);
     this.#journal = await Journal.open({
       dir,
@@ -106,7 +117,9 @@ export class JournalAdapter implements Adapter<StoreData> {
       snapshotRv: snap?.rv ?? 0,
       segments: replay.segments,
       journalBytes: replay.bytes,
+      closedCleanly: !this.crashed,
     });
+    this.#data = data;
     return data;
   }
 
@@ -123,11 +136,20 @@ export class JournalAdapter implements Adapter<StoreData> {
     return durable;
   }
 
-  /** Aborts a running compaction, flushes the journal and closes it. */
+  /** Aborts a running compaction, flushes the journal, ends it with the `closed` mark and closes it. */
   async close(): Promise<void> {
     this.#closing = true;
     await this.#compaction;
-    await this.#journal?.close();
+    const journal = this.#journal;
+    const data = this.#data;
+    if (!journal) return;
+    if (data) {
+      // A failed journal writes no mark: the next open then treats the store as crashed, which is safe.
+      await this.write(data)
+        .then(() => journal.append(markLine(data.rv, 'closed'), data.rv))
+        .catch(() => {});
+    }
+    await journal.close();
   }
 
   stats(): JournalStats {

@@ -2,7 +2,8 @@
  * Rebuilds the state from the journal segments on open. Records at or below the snapshot's resourceVersion
  * are skipped. A torn last line of the newest segment (no trailing newline, or unparseable) was never
  * acknowledged: it is cut off the file and logged. Damage anywhere else fails the open with an Error naming
- * the file and line, so a broken store is never mistaken for an empty one.
+ * the file and line, so a broken store is never mistaken for an empty one. It also reports whether the journal
+ * ends with a clean close's mark (nothing was issued after it, so no crash can have lost a served write).
  */
 import { readFile } from 'node:fs/promises';
 import { listSegments } from './journal.ts';
@@ -15,6 +16,8 @@ export interface ReplayResult {
   newest?: { seq: number; size: number };
   segments: number;
   bytes: number;
+  /** The newest segment's last record is a `closed` mark: the last process closed the store cleanly. */
+  closedCleanly: boolean;
 }
 
 function corrupt(file: string, line: number, why: string): Error {
@@ -62,6 +65,7 @@ export async function replayJournal(
   const segments = listSegments(dir);
   let bytes = 0;
   let newest: ReplayResult['newest'];
+  let last: JournalRecord | undefined;
   for (let i = 0; i < segments.length; i++) {
     const { seq, file } = segments[i];
     const isNewest = i === segments.length - 1;
@@ -73,6 +77,7 @@ export async function replayJournal(
     }
     for (const group of parsed.records) {
       for (const rec of group) {
+        last = rec;
         if (rec.rv <= snapshotRv) continue;
         applyRecord(data.kinds, rec);
         if (rec.rv > data.rv) data.rv = rec.rv;
@@ -80,6 +85,7 @@ export async function replayJournal(
     }
     bytes += parsed.goodBytes;
     if (isNewest) newest = { seq, size: parsed.goodBytes };
+    else last = undefined;
   }
-  return { newest, segments: segments.length, bytes };
+  return { newest, segments: segments.length, bytes, closedCleanly: last?.op === 'closed' };
 }

@@ -4,7 +4,9 @@
  * A journal line is one committed store operation:
  *   `{"rv":7,"op":"put","plural":"nodes","name":"a","obj":{...}}`, `{"rv":8,"op":"del","plural":"nodes","name":"a"}`,
  * or, when one operation changed several objects (a cascade), `{"rv":11,"op":"txn","ops":[<record>,...]}` so that
- * the whole operation is replayed or dropped as one line.
+ * the whole operation is replayed or dropped as one line. Two marks change no object: `{"rv":12,"op":"closed"}`
+ * (the store was closed cleanly at rv 12) and `{"rv":1048588,"op":"fence"}` (an open after a crash skipped the
+ * resourceVersions up to 1048588: index.ts says why).
  */
 import type { KubeObject } from '../meta/types.ts';
 
@@ -31,13 +33,22 @@ export interface StoreData {
 }
 
 /** One replayed mutation. */
-export interface JournalRecord {
+export interface MutationRecord {
   rv: number;
   op: 'put' | 'del';
   plural: string;
   name: string;
   obj?: KubeObject;
 }
+
+/** A mark in the journal that changes no object: a clean close, or the fence of an open after a crash. */
+export interface MarkRecord {
+  rv: number;
+  op: 'closed' | 'fence';
+}
+
+/** One replayed journal record. */
+export type JournalRecord = MutationRecord | MarkRecord;
 
 /** The journal line of a put, given the object's JSON (serialized once, shared with the watch event). */
 export function putLine(rv: number, plural: string, name: string, objJson: string): string {
@@ -49,17 +60,25 @@ export function delLine(rv: number, plural: string, name: string): string {
   return `{"rv":${rv},"op":"del","plural":${JSON.stringify(plural)},"name":${JSON.stringify(name)}}`;
 }
 
+/** The journal line of a mark (see MarkRecord). */
+export function markLine(rv: number, op: MarkRecord['op']): string {
+  return `{"rv":${rv},"op":"${op}"}`;
+}
+
 /** One journal line for several records that must be replayed together. */
 export function txnLine(rv: number, lines: string[]): string {
   return `{"rv":${rv},"op":"txn","ops":[${lines.join(',')}]}`;
 }
 
 function checkRecord(r: unknown): JournalRecord {
-  const rec = r as Partial<JournalRecord>;
-  if (typeof r !== 'object' || r === null || !Number.isSafeInteger(rec.rv) || (rec.rv as number) < 1) {
+  const rec = r as Partial<MutationRecord> | Partial<MarkRecord>;
+  const mark = rec.op === 'closed' || rec.op === 'fence'; // a store closed empty marks rv 0
+  if (typeof r !== 'object' || r === null || !Number.isSafeInteger(rec.rv) || (rec.rv as number) < (mark ? 0 : 1)) {
     throw new Error('record without a valid rv');
   }
-  if (typeof rec.plural !== 'string' || typeof rec.name !== 'string') throw new Error('record without plural/name');
+  if (mark) return rec as MarkRecord;
+  if (!('plural' in rec) || typeof rec.plural !== 'string' || typeof rec.name !== 'string')
+    throw new Error('record without plural/name');
   if (rec.op === 'del') return rec as JournalRecord;
   if (rec.op !== 'put') throw new Error(`unknown op ${JSON.stringify(rec.op)}`);
   if (typeof rec.obj !== 'object' || rec.obj === null) throw new Error('put record without an object');
@@ -76,8 +95,14 @@ export function parseJournalLine(text: string): JournalRecord[] {
   return [checkRecord(v)];
 }
 
+/** Whether a record is a mark (changes no object). */
+export function isMark(rec: JournalRecord): rec is MarkRecord {
+  return rec.op === 'closed' || rec.op === 'fence';
+}
+
 /** Applies a record to the state (replay). */
 export function applyRecord(kinds: Kinds, rec: JournalRecord): void {
+  if (isMark(rec)) return;
   let kind = kinds.get(rec.plural);
   if (rec.op === 'put') {
     if (!kind) kinds.set(rec.plural, (kind = new Map()));

@@ -16,8 +16,10 @@ import { Watcher } from './watcher.ts';
 /** Options of the WatchHub constructor. */
 export interface WatchHubOptions {
   capacity: number;
-  /** The store's (durable) resourceVersion at open. */
+  /** The store's (durable) resourceVersion at open, after any fence (index.ts). */
   startRv: number;
+  /** The durable resourceVersion the journal held at open, before the fence: a watch from it resumes at `startRv`. */
+  openedAtRv: number;
   logger: StoreLogger;
   /** Lists the current objects of a kind (for watches from resourceVersion 0). */
   list: (plural: string, opts: ListOptions) => { items: KubeObject[]; resourceVersion: string };
@@ -35,6 +37,8 @@ export class WatchHub {
   readonly #unready = new Set<Watcher>();
   #staged: StoreEvent[] = [];
   #durableRv: number;
+  readonly #startRv: number;
+  readonly #openedAtRv: number;
   /** Synthetic ADDED events by stored object, shared by every watch that starts from resourceVersion 0. */
   readonly #added = new WeakMap<KubeObject, StoreEvent>();
 
@@ -44,6 +48,18 @@ export class WatchHub {
     this.#list = opts.list;
     this.#currentRv = opts.currentRv;
     this.#durableRv = opts.startRv;
+    this.#startRv = opts.startRv;
+    this.#openedAtRv = opts.openedAtRv;
+  }
+
+  /** The durable resourceVersion the journal held at open, before any fence. */
+  get openedAtRv(): number {
+    return this.#openedAtRv;
+  }
+
+  /** The newest resourceVersion whose write is durable (and published). */
+  get durableRv(): number {
+    return this.#durableRv;
   }
 
   /** Queues the events of a write that is not durable yet. */
@@ -82,6 +98,8 @@ export class WatchHub {
       if (!/^\d+$/.test(from))
         throw ApiError.badRequest(`invalid resourceVersion "${from}": expected a decimal number`);
       cursor = Number(from);
+      // No durable write lies between the rv at open and the fence: a client up to date then has missed nothing.
+      if (cursor === this.#openedAtRv) cursor = this.#startRv;
       if (cursor < this.#log.resumableFrom) throw this.#tooOld(cursor);
       // A resourceVersion this store never issued (a client of a store restored from a backup, or one that
       // read a write a crash then lost): resuming from it would skip events, so the client must relist.
