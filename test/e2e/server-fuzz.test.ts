@@ -228,21 +228,16 @@ after(async () => {
 });
 
 test('deep, aliased and oversize bodies are 4xx Status as admin and as a node; the process keeps serving', async () => {
-  const probes = [
-    ...bodyProbes('POST', `${API}/events`),
-    ...bodyProbes('PUT', `${API}/nodes/fz/status`),
-    ...bodyProbes('POST', `${API}/modules`),
-  ];
+  // A node is sent only to what it may write: a 403 comes before the body is read, and a sender still
+  // writing a large body may then see the connection close before the answer.
+  const nodeProbes = [...bodyProbes('POST', `${API}/events`), ...bodyProbes('PUT', `${API}/nodes/fz/status`)];
+  const adminProbes = [...nodeProbes, ...bodyProbes('POST', `${API}/modules`)];
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const [who, cfg] of [
-      ['admin', admin],
-      ['node', node],
+    for (const [who, cfg, probes] of [
+      ['admin', admin, adminProbes],
+      ['node', node, nodeProbes],
     ] as const) {
-      for (const p of probes) {
-        const r = await send(cfg, p);
-        if (who === 'node' && r.status === 403) continue;
-        assertStatus({ ...p, what: `${who} round ${round}: ${p.what}` }, r);
-      }
+      for (const p of probes) assertStatus({ ...p, what: `${who} round ${round}: ${p.what}` }, await send(cfg, p));
     }
     await assertServing();
   }
