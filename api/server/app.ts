@@ -16,7 +16,7 @@ import type { JoinEndpoints } from './access/mesh-access.ts';
 import type { Logger } from '../../api/meta/logger.ts';
 import { silentLogger } from '../../api/meta/logger.ts';
 import { serveResource } from './resources/resource-router.ts';
-import { matchRoute, notFoundPath } from './http/routes.ts';
+import { checkDotSegments, matchRoute, notFoundPath } from './http/routes.ts';
 import { requireMethod, sendError, sendJson, sendText } from './http/respond.ts';
 import { WatchRegistry } from './resources/watch.ts';
 
@@ -143,6 +143,7 @@ function forRequest(cfg: AppConfig, identity: Identity, url: URL): AppConfig {
 /** Parses the request target; only origin-form (`/path?query`) is accepted. */
 function parseUrl(target: string | undefined): URL {
   if (!target?.startsWith('/')) throw ApiError.badRequest('the request target must be a path');
+  checkDotSegments(target);
   try {
     return new URL(`http://server${target}`);
   } catch {

@@ -109,6 +109,35 @@ function nameCauses(info: KindInfo, meta: unknown): StatusCause[] {
   return validateName(info, undefined);
 }
 
+/** The most bytes all annotations of an object may hold, keys and values together (kube's limit). */
+export const MAX_ANNOTATIONS_BYTES = 256 * 1024;
+/** The longest prefix of a label or annotation key (a DNS subdomain, as kube's). */
+const MAX_KEY_PREFIX = 253;
+
+/** Limits on labels and annotations that the schema cannot express: the annotations' total size, key prefixes. */
+function metadataLimitCauses(meta: unknown): StatusCause[] {
+  if (!isRecord(meta)) return [];
+  const causes: StatusCause[] = [];
+  for (const field of ['labels', 'annotations'] as const) {
+    const map = meta[field];
+    if (!isRecord(map)) continue;
+    let bytes = 0;
+    for (const [key, value] of Object.entries(map)) {
+      bytes += Buffer.byteLength(key) + (typeof value === 'string' ? Buffer.byteLength(value) : 0);
+      const slash = key.indexOf('/');
+      if (slash > MAX_KEY_PREFIX) {
+        const why = `the prefix (before "/") may not be longer than ${MAX_KEY_PREFIX} characters`;
+        causes.push(cause(`metadata.${field}`, 'FieldValueInvalid', invalidValue(key.slice(0, 300), why)));
+      }
+    }
+    if (field === 'annotations' && bytes > MAX_ANNOTATIONS_BYTES) {
+      const why = `must have at most ${MAX_ANNOTATIONS_BYTES} bytes`;
+      causes.push(cause('metadata.annotations', 'FieldValueTooLong', `Too long: ${why}`));
+    }
+  }
+  return causes;
+}
+
 /** Ids unique within spec.resources, and dependsOn naming only earlier resources (Module, Declaration). */
 function resourceListCauses(obj: Record<string, unknown>): StatusCause[] {
   const resources = isRecord(obj.spec) ? obj.spec.resources : undefined;
@@ -147,7 +176,7 @@ export function validateObject(obj: unknown): StatusCause[] {
   const validate = validatorFor(info);
   const found = validate(obj) ? [] : errorsToCauses(validate.errors ?? [], obj);
   const seen = new Set(found.map((c) => `${c.field}\u0000${c.message}`));
-  const extra = [...nameCauses(info, obj.metadata), ...resourceListCauses(obj)];
+  const extra = [...nameCauses(info, obj.metadata), ...metadataLimitCauses(obj.metadata), ...resourceListCauses(obj)];
   return [...found, ...extra.filter((c) => !seen.has(`${c.field}\u0000${c.message}`))];
 }
 

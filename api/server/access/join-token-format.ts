@@ -38,11 +38,17 @@ export function tokenId(token: string): string | undefined {
   return TOKEN_PATTERN.exec(token)?.[1];
 }
 
+/** The longest `spec.ttl`: ten years (87600h); a longer one would not make an expiry date. */
+export const MAX_TTL_MS = 87_600 * 3_600_000;
+
 /** The milliseconds of a `spec.ttl` (`24h`, `1h30m`, `0`); throws ApiError BadRequest naming it. */
 export function ttlMs(ttl: string): number {
+  let ms: number;
   try {
-    return parseDuration(ttl, { allowZero: true });
+    ms = parseDuration(ttl, { allowZero: true });
   } catch (e) {
     throw ApiError.badRequest((e as Error).message);
   }
+  if (!(ms <= MAX_TTL_MS)) throw ApiError.badRequest(`invalid duration "${ttl.slice(0, 40)}": must be at most 87600h`);
+  return ms;
 }

@@ -5,29 +5,35 @@
 import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import { ApiError } from '../../meta/api-error.ts';
+import { jsonDeeperThan, yamlDeeperThan } from './nesting.ts';
 
 /** The default request body limit: 3 MiB, as kube-apiserver's. */
 export const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
-/** How deep a body may nest objects and arrays. */
+/** How deep a body may nest objects and arrays; measured before parsing (nesting.ts), and after, for aliases. */
 const MAX_DEPTH = 100;
+/** The largest YAML body: no client of ours sends YAML, and the parser's time grows faster than its input. */
+export const MAX_YAML_BYTES = 1024 * 1024;
+/** How many alias nodes (`*a`) a YAML body may use: bounds the expansion of an alias bomb. */
+const MAX_YAML_ALIASES = 50;
 /** After a 413, how much more of the body is read and discarded (keeps the connection usable) before hanging up. */
 const DRAIN_FACTOR = 4;
 const MIN_DRAIN_BYTES = 8 * 1024 * 1024;
 
-function tooLarge(max: number): ApiError {
+function tooLarge(max: number, what = ''): ApiError {
   return new ApiError({
     reason: 'RequestEntityTooLarge',
-    message: `the request body is larger than the limit of ${max} bytes`,
+    message: `the ${what}request body is larger than the limit of ${max} bytes`,
   });
+}
+
+function tooDeep(): ApiError {
+  return ApiError.badRequest(`the request body nests deeper than ${MAX_DEPTH} levels`);
 }
 
 /** Reads the whole body, rejecting with 413 as soon as it passes `maxBytes` (the rest is discarded). */
 export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? NaN);
-  if (declared > maxBytes) {
-    drain(req, maxBytes);
-    return Promise.reject(tooLarge(maxBytes));
-  }
+  if (declared > maxBytes) return drain(req, maxBytes).then(() => Promise.reject(tooLarge(maxBytes)));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -38,26 +44,38 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
         return;
       }
       req.off('data', onData);
-      drain(req, maxBytes);
-      reject(tooLarge(maxBytes));
+      void drain(req, maxBytes).then(() => reject(tooLarge(maxBytes)));
     };
     req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks, size)));
+    req.once('end', () => {
+      if (size <= maxBytes) resolve(Buffer.concat(chunks, size));
+    });
     req.once('error', () => reject(ApiError.badRequest('the request body could not be read')));
     req.once('close', () => {
-      if (!req.complete) reject(ApiError.badRequest('the client closed the connection before the body was complete'));
+      if (!req.complete && size <= maxBytes)
+        reject(ApiError.badRequest('the client closed the connection before the body was complete'));
     });
   });
 }
 
-/** Discards the rest of an oversized body, hanging up when it goes on for too long. */
-function drain(req: IncomingMessage, maxBytes: number): void {
-  let discarded = 0;
-  req.on('data', (chunk: Buffer) => {
-    discarded += chunk.length;
-    if (discarded > Math.max(DRAIN_FACTOR * maxBytes, MIN_DRAIN_BYTES)) req.socket.destroy();
+/**
+ * Discards the rest of an oversized body; resolves when it has ended, or has gone on for too long. The 413 is
+ * sent only then: Node closes a connection whose response ends before its request, and the client, still
+ * sending, would see EPIPE instead of the answer. Past twice the limit, the connection is cut.
+ */
+function drain(req: IncomingMessage, maxBytes: number): Promise<void> {
+  const limit = Math.max(DRAIN_FACTOR * maxBytes, MIN_DRAIN_BYTES);
+  return new Promise((resolve) => {
+    let discarded = 0;
+    req.on('data', (chunk: Buffer) => {
+      discarded += chunk.length;
+      if (discarded > limit) resolve();
+      if (discarded > 2 * limit) req.socket.destroy();
+    });
+    req.once('end', () => resolve());
+    req.once('close', () => resolve());
+    req.resume();
   });
-  req.resume();
 }
 
 /** The body formats a write accepts. */
@@ -79,18 +97,21 @@ export function bodyFormat(contentType: string | undefined, accepted: BodyFormat
 
 /** Parses a body as one JSON object (JSON and merge patch) or one YAML document; 400 BadRequest otherwise. */
 export function parseBody(buf: Buffer, format: BodyFormat): Record<string, unknown> {
+  if (format === 'yaml' && buf.length > MAX_YAML_BYTES) throw tooLarge(MAX_YAML_BYTES, 'YAML ');
   const text = buf.toString('utf8');
   let value: unknown;
   try {
-    value = format === 'yaml' ? parseYaml(text) : JSON.parse(text);
+    if (format === 'yaml' ? yamlDeeperThan(text, MAX_DEPTH) : jsonDeeperThan(text, MAX_DEPTH)) throw tooDeep();
+    value = format === 'yaml' ? parseYaml(text, { maxAliasCount: MAX_YAML_ALIASES }) : JSON.parse(text);
   } catch (e) {
+    if (e instanceof ApiError) throw e;
     const what = format === 'yaml' ? 'YAML' : 'JSON';
     throw ApiError.badRequest(`the request body is not valid ${what}: ${firstLine((e as Error).message)}`);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw ApiError.badRequest('the request body must be a single object');
   }
-  if (depth(value) > MAX_DEPTH) throw ApiError.badRequest(`the request body nests deeper than ${MAX_DEPTH} levels`);
+  if (depth(value) > MAX_DEPTH) throw tooDeep();
   return value as Record<string, unknown>;
 }
 

@@ -59,6 +59,16 @@ export function matchRoute(pathname: string): Route | undefined {
   };
 }
 
+/**
+ * Refuses a request path with a `.` or `..` segment, plain or percent-encoded: URL parsing would resolve it
+ * (`…/modules/%2e%2e` is `…/v1alpha1`, the discovery document) and the request would reach what it did not name.
+ */
+export function checkDotSegments(path: string): void {
+  for (const s of path.split('?')[0].split('/')) {
+    if (/^(\.|%2e){1,2}$/i.test(s)) throw ApiError.badRequest('the request path must not contain "." or ".." segments');
+  }
+}
+
 function decodeSegment(s: string): string {
   try {
     return decodeURIComponent(s);

@@ -22,6 +22,9 @@ import { toApiError } from '../http/respond.ts';
 import type { Representation } from './table.ts';
 import { tableContentType } from './table.ts';
 
+/** The longest `timeoutSeconds` a timer can wait (2^31-1 ms); a longer one is clamped to it, not fired at once. */
+const MAX_TIMEOUT_SECONDS = Math.floor(0x7fffffff / 1000);
+
 /** What a slow client may have buffered before it is cut off. */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
@@ -169,6 +172,6 @@ function watchParams(r: ResourceRequest): WatchParams {
     ...sel,
     ...(rv !== undefined ? { resourceVersion: rv } : {}),
     bookmarks: boolParam(r.query, 'allowWatchBookmarks'),
-    ...(t !== null && Number(t) > 0 ? { timeoutMs: Number(t) * 1000 } : {}),
+    ...(t !== null && Number(t) > 0 ? { timeoutMs: Math.min(Number(t), MAX_TIMEOUT_SECONDS) * 1000 } : {}),
   };
 }

@@ -53,6 +53,8 @@ export async function handleCreate(r: ResourceRequest): Promise<void> {
 export async function handleUpdate(r: ResourceRequest): Promise<void> {
   const body = checkTypeMeta(r.info, await readObject(r, ['json', 'yaml']));
   checkUrlName(body, r.name!);
+  const stored = r.store.get(r.info.plural, r.name!);
+  if (stored) checkUid(r, body, stored);
   const updated = await r.store.update(r.info.plural, body, { dryRun: dryRunParam(r.query), ...updateOpts(r) });
   if (!r.subresource) setWarnings(r.res, admissionWarnings(updated, r.store));
   sendJson(r.res, 200, updated);
@@ -72,6 +74,7 @@ export async function handlePatch(r: ResourceRequest): Promise<void> {
     const merged = applyMergePatch(structuredClone(stored), patch) as Record<string, unknown>;
     const body = checkTypeMeta(r.info, merged);
     checkUrlName(body, r.name!);
+    checkUid(r, body, stored);
     try {
       const updated = await r.store.update(r.info.plural, body, { dryRun, ...updateOpts(r) });
       if (!r.subresource) setWarnings(r.res, admissionWarnings(updated, r.store));
@@ -104,6 +107,17 @@ export async function handleDelete(r: ResourceRequest): Promise<void> {
 /** The store's update options of a request: its subresource, and admission run on the object as the store would store it. */
 function updateOpts(r: ResourceRequest): Pick<UpdateOptions, 'subresource' | 'admit'> {
   return { admit: admission(r.info, r.store, r.subresource), ...(r.subresource ? { subresource: r.subresource } : {}) };
+}
+
+/** A uid in the body is a precondition, as kube's: 409 Conflict when it is not the stored object's. */
+function checkUid(r: ResourceRequest, body: KubeObject, stored: KubeObject): void {
+  const uid = body.metadata.uid;
+  if (uid === undefined || uid === stored.metadata.uid) return;
+  throw ApiError.conflict(
+    r.info.plural,
+    r.name!,
+    `Precondition failed: UID in precondition: ${String(uid)}, UID in object meta: ${stored.metadata.uid}`,
+  );
 }
 
 function hasResourceVersion(patch: Record<string, unknown>): boolean {
