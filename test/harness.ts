@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import type { ClientConfig } from '../api/client/types.ts';
 import { loadMeshconfig } from '../api/client/meshconfig.ts';
 import { createApp, type App } from '../api/server/app.ts';
+import type { InflightLimits } from '../api/server/http/inflight.ts';
 import { bearerAuthenticator, hashToken, type Authorizer, type Identity } from '../api/server/access/auth.ts';
 import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/pki/first-start.ts';
 import { listen } from '../api/server/listen.ts';
@@ -39,6 +40,8 @@ export interface StartServerOptions {
   store?: Omit<OpenStoreOptions, 'dir'>;
   watchHeartbeatMs?: number;
   maxBodyBytes?: number;
+  /** Bounds on concurrent requests and watches (api/server/http/inflight.ts). */
+  inflight?: Partial<InflightLimits>;
   /** Extra bearer tokens and who they are (e.g. `{ 'tok-a': { kind: 'node', name: 'a' } }`). */
   tokens?: Record<string, Identity>;
   authorize?: Authorizer;
@@ -84,6 +87,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
     ...(opts.authorize ? { authorize: opts.authorize } : {}),
     ...(opts.watchHeartbeatMs ? { watchHeartbeatMs: opts.watchHeartbeatMs } : {}),
     ...(opts.maxBodyBytes ? { maxBodyBytes: opts.maxBodyBytes } : {}),
+    ...(opts.inflight ? { inflight: opts.inflight } : {}),
     ...(opts.logger ? { logger: opts.logger } : {}),
   });
   const tls = opts.insecure ? undefined : { cert: files.serving.certPem, key: files.serving.keyPem };

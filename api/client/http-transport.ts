@@ -174,6 +174,7 @@ const REASONS: Record<number, StatusReason> = {
   413: 'RequestEntityTooLarge',
   415: 'UnsupportedMediaType',
   422: 'Invalid',
+  429: 'TooManyRequests',
   503: 'ServiceUnavailable',
   504: 'Timeout',
 };

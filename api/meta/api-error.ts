@@ -15,6 +15,7 @@ export type StatusReason =
   | 'UnsupportedMediaType'
   | 'NotAcceptable'
   | 'InternalError'
+  | 'TooManyRequests'
   | 'ServiceUnavailable'
   | 'Timeout'
   | 'Expired';
@@ -30,6 +31,8 @@ export interface StatusDetails {
   group?: string;
   kind?: string;
   causes?: StatusCause[];
+  /** How many seconds a client should wait before retrying (429, as kube's `details.retryAfterSeconds`). */
+  retryAfterSeconds?: number;
 }
 
 /**
@@ -61,6 +64,7 @@ const CODES: Record<StatusReason, number> = {
   RequestEntityTooLarge: 413,
   UnsupportedMediaType: 415,
   NotAcceptable: 406,
+  TooManyRequests: 429,
   InternalError: 500,
   ServiceUnavailable: 503,
   Timeout: 504,

@@ -9,6 +9,7 @@ import type { Store } from '../store/types.ts';
 import type { Authenticator, Authorizer, Identity } from './access/auth.ts';
 import { adminOnly, unauthorized } from './access/auth.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './http/body.ts';
+import { InflightLimiter, type InflightLimits, type InflightStats } from './http/inflight.ts';
 import { discoveryDocument } from './http/discovery.ts';
 import { LogFiles } from './logs/log-files.ts';
 import { serveLogs } from './logs/logs.ts';
@@ -16,7 +17,7 @@ import type { JoinEndpoints } from './access/mesh-access.ts';
 import type { Logger } from '../../api/meta/logger.ts';
 import { silentLogger } from '../../api/meta/logger.ts';
 import { serveResource } from './resources/resource-router.ts';
-import { matchRoute, notFoundPath } from './http/routes.ts';
+import { matchRoute, notFoundPath, type Route } from './http/routes.ts';
 import { requireMethod, sendError, sendJson, sendText } from './http/respond.ts';
 import { WatchRegistry } from './resources/watch.ts';
 
@@ -37,6 +38,8 @@ export interface AppOptions {
   maxBodyBytes?: number;
   /** Interval of watch heartbeats and bookmarks in ms (default 15 000). */
   watchHeartbeatMs?: number;
+  /** Bounds on concurrent requests and watches, answered 429 (defaults: http/inflight.ts). */
+  inflight?: Partial<InflightLimits>;
   logger?: Logger;
 }
 
@@ -48,6 +51,8 @@ export interface App {
   close(): void;
   /** How many watches are open (for logs and tests). */
   openWatches(): number;
+  /** Requests in flight and refused with 429 (for logs, benchmarks and tests). */
+  stats(): InflightStats;
 }
 
 /** Builds the API server's request handler over a store. */
@@ -60,6 +65,7 @@ export function createApp(opts: AppOptions): App {
     heartbeatMs: opts.watchHeartbeatMs ?? 15_000,
     logger: opts.logger ?? silentLogger,
     watches: new WatchRegistry(),
+    limiter: new InflightLimiter({ limits: opts.inflight ?? {} }),
     storeFor: opts.storeFor,
     join: opts.join,
     logs: opts.logsDir ? new LogFiles({ dir: opts.logsDir }) : undefined,
@@ -73,12 +79,22 @@ export function createApp(opts: AppOptions): App {
       sendError(res, e, cfg.logger, where);
     }
   };
-  return { handle, close: () => cfg.watches.closeAll(), openWatches: () => cfg.watches.size };
+  return {
+    handle,
+    close: () => cfg.watches.closeAll(),
+    openWatches: () => cfg.watches.size,
+    stats: () => cfg.limiter.stats(),
+  };
 }
 
 /** The configuration the dispatcher and resource router share. */
-export type AppConfig = Required<Omit<AppOptions, 'watchHeartbeatMs' | 'storeFor' | 'join' | 'logsDir'>> &
-  Pick<AppOptions, 'storeFor' | 'join'> & { heartbeatMs: number; watches: WatchRegistry; logs?: LogFiles };
+export type AppConfig = Required<Omit<AppOptions, 'watchHeartbeatMs' | 'storeFor' | 'join' | 'logsDir' | 'inflight'>> &
+  Pick<AppOptions, 'storeFor' | 'join'> & {
+    heartbeatMs: number;
+    watches: WatchRegistry;
+    limiter: InflightLimiter;
+    logs?: LogFiles;
+  };
 
 function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Promise<void> | undefined {
   const url = parseUrl(req.url);
@@ -89,9 +105,13 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
     sendText(res, 200, 'ok');
     return undefined;
   }
-  if (route?.type === 'join' && cfg.join) return serveJoin(cfg.join, route.endpoint, req, res, method);
+  if (route?.type === 'join' && cfg.join) {
+    cfg.limiter.admit(res, 'anonymous', false);
+    return serveJoin(cfg.join, route.endpoint, req, res, method);
+  }
   const identity = cfg.authenticate(req);
   if (!identity) throw unauthorized();
+  cfg.limiter.admit(res, identity.kind === 'admin' ? 'admin' : `node/${identity.name}`, longRunning(route, url));
   if (!route || route.type === 'join') throw notFoundPath();
   if (route.type === 'logs') return serveLogs(cfg, { req, res, url, method, identity, node: route.node });
   if (route.type === 'discovery') {
@@ -114,6 +134,14 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
     });
   }
   return serveResource(forRequest(cfg, identity, url), { req, res, url, method, identity, route });
+}
+
+/** Watches and followed logs: held open, so bounded per client rather than by the in-flight cap. */
+function longRunning(route: Route | undefined, url: URL): boolean {
+  const flag = (name: string): boolean => ['true', '1'].includes(url.searchParams.get(name) ?? '');
+  if (route?.type === 'logs') return flag('follow');
+  if (route?.type !== 'resource') return false;
+  return route.watchPath || (route.name === undefined && flag('watch'));
 }
 
 /** Serves the anonymous join endpoints: `GET /cluster-info`, `POST /join`. */
