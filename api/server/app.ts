@@ -7,7 +7,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../meta/api-error.ts';
 import type { Store } from '../store/types.ts';
 import type { Authenticator, Authorizer, Identity } from './access/auth.ts';
-import { adminOnly, unauthorized } from './access/auth.ts';
+import { adminOnly, clientKey, unauthorized } from './access/auth.ts';
+import { SharedLists, type SharedListStats } from './resources/shared-lists.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './http/body.ts';
 import { InflightLimiter, type InflightLimits, type InflightStats } from './http/inflight.ts';
 import { discoveryDocument } from './http/discovery.ts';
@@ -51,8 +52,8 @@ export interface App {
   close(): void;
   /** How many watches are open (for logs and tests). */
   openWatches(): number;
-  /** Requests in flight and refused with 429 (for logs, benchmarks and tests). */
-  stats(): InflightStats;
+  /** Requests in flight and refused with 429, lists serialized and shared (for logs, benchmarks and tests). */
+  stats(): InflightStats & SharedListStats;
 }
 
 /** Builds the API server's request handler over a store. */
@@ -66,6 +67,7 @@ export function createApp(opts: AppOptions): App {
     logger: opts.logger ?? silentLogger,
     watches: new WatchRegistry(),
     limiter: new InflightLimiter({ limits: opts.inflight ?? {} }),
+    lists: new SharedLists(),
     storeFor: opts.storeFor,
     join: opts.join,
     logs: opts.logsDir ? new LogFiles({ dir: opts.logsDir }) : undefined,
@@ -83,7 +85,7 @@ export function createApp(opts: AppOptions): App {
     handle,
     close: () => cfg.watches.closeAll(),
     openWatches: () => cfg.watches.size,
-    stats: () => cfg.limiter.stats(),
+    stats: () => ({ ...cfg.limiter.stats(), ...cfg.lists.stats() }),
   };
 }
 
@@ -93,6 +95,7 @@ export type AppConfig = Required<Omit<AppOptions, 'watchHeartbeatMs' | 'storeFor
     heartbeatMs: number;
     watches: WatchRegistry;
     limiter: InflightLimiter;
+    lists: SharedLists;
     logs?: LogFiles;
   };
 
@@ -111,7 +114,7 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
   }
   const identity = cfg.authenticate(req);
   if (!identity) throw unauthorized();
-  cfg.limiter.admit(res, identity.kind === 'admin' ? 'admin' : `node/${identity.name}`, longRunning(route, url));
+  cfg.limiter.admit(res, clientKey(identity), longRunning(route, url));
   if (!route || route.type === 'join') throw notFoundPath();
   if (route.type === 'logs') return serveLogs(cfg, { req, res, url, method, identity, node: route.node });
   if (route.type === 'discovery') {
