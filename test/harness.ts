@@ -123,6 +123,8 @@ export interface SpawnOptions {
   listen?: string;
   /** How long to wait for the ready line (default 20 s). */
   timeoutMs?: number;
+  /** More flags (e.g. `['--max-watches-per-client', '1']`). */
+  args?: string[];
 }
 
 /** A running `mesh-control-plane` child process. */
@@ -153,6 +155,7 @@ export async function spawnControlPlane(opts: SpawnOptions = {}): Promise<Contro
     opts.listen ?? '127.0.0.1:0',
   ];
   if (opts.insecure) args.push('--insecure-http');
+  args.push(...(opts.args ?? []));
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => {
