@@ -18,6 +18,7 @@ const SECTIONS = [
   'agents-fanout.ts',
   'agent-reconcile.ts',
   'agent-rss.ts',
+  'list-storm.ts',
 ];
 
 function load(): string {

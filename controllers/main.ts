@@ -26,8 +26,10 @@ import { createJsonLogger } from '../api/meta/logger.ts';
 import { parseArgs, refusePositionals, unknownOption, type FlagSpec } from '../api/meta/flags.ts';
 import { parseHostPort, type HostPort } from '../api/meta/host-port.ts';
 import { EXIT_USAGE, UsageError } from '../api/meta/usage-error.ts';
+import type { InflightLimits } from '../api/server/http/inflight.ts';
 
 const USAGE = `Usage: mesh-control-plane [--data-dir DIR] [--listen HOST:PORT] [--node NAME] [--san NAME]... [--restore] [--insecure-http]
+                          [--max-requests-inflight N] [--max-watches-per-client N]
 
 Runs the meshctl control plane: the API server and its store.
 
@@ -39,6 +41,9 @@ Runs the meshctl control plane: the API server and its store.
   --restore           serve a store that declares another node anyway: an explicit restore onto this
                       node, which then declares this node (and logs it)
   --insecure-http     serve plain HTTP instead of HTTPS (loopback addresses only; for development)
+  --max-requests-inflight N   requests (not watches) served at once, a quarter of them per client; more get
+                              429 with Retry-After (default 400, as kube-apiserver)
+  --max-watches-per-client N  watches one client (the admin, one node) may hold open; more get 429 (default 100)
   -h, --help          show this help
 `;
 
@@ -51,6 +56,7 @@ interface Flags {
   node: string;
   sans: string[];
   restore: boolean;
+  inflight: Partial<InflightLimits>;
 }
 
 /** The flags (the help is USAGE). */
@@ -61,6 +67,8 @@ const FLAG_SPECS: FlagSpec[] = [
   { name: 'san', type: 'strings' },
   { name: 'insecure-http', type: 'boolean' },
   { name: 'restore', type: 'boolean' },
+  { name: 'max-requests-inflight', type: 'string' },
+  { name: 'max-watches-per-client', type: 'string' },
   { name: 'help', short: 'h', type: 'boolean' },
 ];
 
@@ -89,7 +97,23 @@ function parseFlags(argv: string[]): Flags | 'help' {
     node: args.str('node') ?? hostname().toLowerCase(),
     sans: args.list('san'),
     restore: args.bool('restore'),
+    inflight: inflightFlags(args.str('max-requests-inflight'), args.str('max-watches-per-client')),
   };
+}
+
+/** `--max-requests-inflight` and `--max-watches-per-client`: positive integers; the per-client request share is a quarter. */
+function inflightFlags(requests: string | undefined, watches: string | undefined): Partial<InflightLimits> {
+  const count = (flag: string, v: string): number => {
+    if (!/^[1-9]\d{0,8}$/.test(v)) throw new UsageError(`--${flag} must be a positive integer, not "${v}"`);
+    return Number(v);
+  };
+  const out: Partial<InflightLimits> = {};
+  if (requests !== undefined) {
+    out.maxRequestsInflight = count('max-requests-inflight', requests);
+    out.maxRequestsInflightPerClient = Math.max(1, Math.floor(out.maxRequestsInflight / 4));
+  }
+  if (watches !== undefined) out.maxWatchesPerClient = count('max-watches-per-client', watches);
+  return out;
 }
 
 async function run(flags: Flags): Promise<void> {
@@ -114,7 +138,7 @@ async function run(flags: Flags): Promise<void> {
   });
   // The admin token, node credentials issued at join, the Node authorizer, /cluster-info and /join.
   const access = meshAccess({ store, adminTokenSha256: files.adminTokenSha256, caPem: files.ca.certPem, logger });
-  const app = createApp({ store, ...access, logsDir: join(flags.dataDir, 'logs'), logger });
+  const app = createApp({ store, ...access, logsDir: join(flags.dataDir, 'logs'), inflight: flags.inflight, logger });
   const tls = flags.insecureHttp ? undefined : { cert: files.serving.certPem, key: files.serving.keyPem };
   const server = await listen({ app, host: flags.host, port: flags.port, ...(tls ? { tls } : {}) });
   shutdown.onStop(() => server.close());

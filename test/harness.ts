@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import type { ClientConfig } from '../api/client/types.ts';
 import { loadMeshconfig } from '../api/client/meshconfig.ts';
 import { createApp, type App } from '../api/server/app.ts';
+import type { InflightLimits } from '../api/server/http/inflight.ts';
 import { bearerAuthenticator, hashToken, type Authorizer, type Identity } from '../api/server/access/auth.ts';
 import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/pki/first-start.ts';
 import { listen } from '../api/server/listen.ts';
@@ -42,6 +43,8 @@ export interface StartServerOptions {
   store?: Omit<OpenStoreOptions, 'dir'>;
   watchHeartbeatMs?: number;
   maxBodyBytes?: number;
+  /** Bounds on concurrent requests and watches (api/server/http/inflight.ts). */
+  inflight?: Partial<InflightLimits>;
   /** Extra bearer tokens and who they are (e.g. `{ 'tok-a': { kind: 'node', name: 'a' } }`). */
   tokens?: Record<string, Identity>;
   authorize?: Authorizer;
@@ -100,6 +103,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
     ...(opts.authorize ? { authorize: opts.authorize } : {}),
     ...(opts.watchHeartbeatMs ? { watchHeartbeatMs: opts.watchHeartbeatMs } : {}),
     ...(opts.maxBodyBytes ? { maxBodyBytes: opts.maxBodyBytes } : {}),
+    ...(opts.inflight ? { inflight: opts.inflight } : {}),
     ...(opts.logger ? { logger: opts.logger } : {}),
   });
   const tls = opts.insecure ? undefined : { cert: files.serving.certPem, key: files.serving.keyPem };
@@ -135,6 +139,8 @@ export interface SpawnOptions {
   listen?: string;
   /** How long to wait for the ready line (default 20 s). */
   timeoutMs?: number;
+  /** More flags (e.g. `['--max-watches-per-client', '1']`). */
+  args?: string[];
 }
 
 /** A running `mesh-control-plane` child process. */
@@ -165,6 +171,7 @@ export async function spawnControlPlane(opts: SpawnOptions = {}): Promise<Contro
     opts.listen ?? '127.0.0.1:0',
   ];
   if (opts.insecure) args.push('--insecure-http');
+  args.push(...(opts.args ?? []));
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => {

@@ -1,11 +1,14 @@
 /**
  * The HTTP(S) transport of the typed client: one keep-alive agent, bearer auth, the server verified
  * against the configured CA, and every failure turned into an ApiError (a `Status` from the server, or
- * ServiceUnavailable when the control plane cannot be reached).
+ * ServiceUnavailable when the control plane cannot be reached). A `429 TooManyRequests` is sent again after its
+ * `Retry-After` (on the config's clock), a bounded number of times, as client-go does, so that callers ride
+ * through a storm: the server refused it before doing anything, so a retried write is not applied twice.
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { ApiError, type StatusReason } from '../meta/api-error.ts';
+import { realClock, sleep } from '../meta/clock.ts';
 import type { ClientConfig } from './types.ts';
 
 /** One request: the path is relative to the server URL (e.g. `/apis/meshctl.dev/v1alpha1/nodes`). */
@@ -56,11 +59,13 @@ export class HttpTransport {
 
   /** Sends a request and resolves with the parsed JSON body of a 2xx answer; rejects with ApiError. */
   async json(req: TransportRequest): Promise<unknown> {
-    const res = await this.send(req);
-    if (this.cfg.onWarning) for (const w of warningTexts(res.headersDistinct.warning)) this.cfg.onWarning(w);
-    const text = await readBody(res).catch((e: Error) => {
-      throw this.unreachable(e);
-    });
+    let res = await this.send(req);
+    let text = await this.#read(res);
+    for (let retries = 0; res.statusCode === 429 && retries < (this.cfg.maxRetries ?? 10); retries++) {
+      await sleep(this.cfg.clock ?? realClock, retryAfterMs(res.headers['retry-after'])).promise;
+      res = await this.send(req);
+      text = await this.#read(res);
+    }
     if (!ok(res)) throw errorFromResponse(res.statusCode ?? 0, text);
     if (!text.trim()) return undefined;
     try {
@@ -114,6 +119,14 @@ export class HttpTransport {
     });
   }
 
+  /** Reads an answer's body, after passing on its warnings. */
+  #read(res: http.IncomingMessage): Promise<string> {
+    if (this.cfg.onWarning) for (const w of warningTexts(res.headersDistinct.warning)) this.cfg.onWarning(w);
+    return readBody(res).catch((e: Error) => {
+      throw this.unreachable(e);
+    });
+  }
+
   /** Closes idle keep-alive connections (open watches are closed by their owners). */
   close(): void {
     this.agent.destroy();
@@ -149,6 +162,12 @@ export function warningTexts(headers: readonly string[] | undefined): string[] {
   return out;
 }
 
+/** The wait a 429's `Retry-After` asks for (delay-seconds; 1 s when absent or a date), at most a minute. */
+export function retryAfterMs(header: string | undefined): number {
+  const seconds = header !== undefined && /^\d+$/.test(header.trim()) ? Number(header) : 1;
+  return Math.min(Math.max(seconds, 1), 60) * 1000;
+}
+
 function ok(res: http.IncomingMessage): boolean {
   const c = res.statusCode ?? 0;
   return c >= 200 && c < 300;
@@ -174,6 +193,7 @@ const REASONS: Record<number, StatusReason> = {
   413: 'RequestEntityTooLarge',
   415: 'UnsupportedMediaType',
   422: 'Invalid',
+  429: 'TooManyRequests',
   503: 'ServiceUnavailable',
   504: 'Timeout',
 };

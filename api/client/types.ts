@@ -4,6 +4,7 @@
  * Each method is generic over the plural: `get('nodes', n)` resolves to a `Node` (see ObjectOf in
  * api/v1alpha1/generated/resources.ts); a plural known only at run time (a `string`) gives a `KubeObject`.
  */
+import type { Clock } from '../meta/clock.ts';
 import type { KubeObject, ObjectList, WatchEvent } from '../meta/types.ts';
 import type { ObjectOf } from '../v1alpha1/generated/resources.ts';
 
@@ -22,6 +23,10 @@ export interface ClientConfig {
    * WarningHandler is; meshctl prints them. Without it, warnings are ignored.
    */
   onWarning?: (text: string) => void;
+  /** How many times a `429 TooManyRequests` is sent again after its `Retry-After` (default 10). */
+  maxRetries?: number;
+  /** The clock those waits run on (default the real one; tests inject a fake). */
+  clock?: Clock;
 }
 
 export interface ClientListOptions {

@@ -15,10 +15,10 @@ export type StatusReason =
   | 'UnsupportedMediaType'
   | 'NotAcceptable'
   | 'InternalError'
+  | 'TooManyRequests'
   | 'ServiceUnavailable'
   | 'Timeout'
-  | 'Expired'
-  | 'TooManyRequests';
+  | 'Expired';
 
 export interface StatusCause {
   field?: string;
@@ -31,7 +31,7 @@ export interface StatusDetails {
   group?: string;
   kind?: string;
   causes?: StatusCause[];
-  /** How long the client should wait before trying again (also sent as `Retry-After`). */
+  /** How many seconds a client should wait before retrying (429, as kube's `details.retryAfterSeconds`; also sent as `Retry-After`). */
   retryAfterSeconds?: number;
 }
 
@@ -64,10 +64,10 @@ const CODES: Record<StatusReason, number> = {
   RequestEntityTooLarge: 413,
   UnsupportedMediaType: 415,
   NotAcceptable: 406,
+  TooManyRequests: 429,
   InternalError: 500,
   ServiceUnavailable: 503,
   Timeout: 504,
-  TooManyRequests: 429,
 };
 
 /** An API error: thrown anywhere in the server, written to the wire as a `Status`. */

@@ -7,8 +7,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../meta/api-error.ts';
 import type { Store } from '../store/types.ts';
 import type { Authenticator, Authorizer, Identity } from './access/auth.ts';
-import { adminOnly, unauthorized } from './access/auth.ts';
+import { adminOnly, clientKey, unauthorized } from './access/auth.ts';
+import { SharedLists, type SharedListStats } from './resources/shared-lists.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './http/body.ts';
+import { InflightLimiter, type InflightLimits, type InflightStats } from './http/inflight.ts';
 import { discoveryDocument } from './http/discovery.ts';
 import { LogFiles } from './logs/log-files.ts';
 import { serveLogs } from './logs/logs.ts';
@@ -16,7 +18,7 @@ import type { JoinEndpoints } from './access/mesh-access.ts';
 import type { Logger } from '../../api/meta/logger.ts';
 import { silentLogger } from '../../api/meta/logger.ts';
 import { serveResource } from './resources/resource-router.ts';
-import { checkDotSegments, matchRoute, notFoundPath } from './http/routes.ts';
+import { checkDotSegments, matchRoute, notFoundPath, type Route } from './http/routes.ts';
 import { requireMethod, sendError, sendJson, sendText } from './http/respond.ts';
 import { WatchRegistry } from './resources/watch.ts';
 
@@ -37,6 +39,8 @@ export interface AppOptions {
   maxBodyBytes?: number;
   /** Interval of watch heartbeats and bookmarks in ms (default 15 000). */
   watchHeartbeatMs?: number;
+  /** Bounds on concurrent requests and watches, answered 429 (defaults: http/inflight.ts). */
+  inflight?: Partial<InflightLimits>;
   logger?: Logger;
 }
 
@@ -48,6 +52,8 @@ export interface App {
   close(): void;
   /** How many watches are open (for logs and tests). */
   openWatches(): number;
+  /** Requests in flight and refused with 429, lists serialized and shared (for logs, benchmarks and tests). */
+  stats(): InflightStats & SharedListStats;
 }
 
 /** Builds the API server's request handler over a store. */
@@ -60,6 +66,8 @@ export function createApp(opts: AppOptions): App {
     heartbeatMs: opts.watchHeartbeatMs ?? 15_000,
     logger: opts.logger ?? silentLogger,
     watches: new WatchRegistry(),
+    limiter: new InflightLimiter({ limits: opts.inflight ?? {} }),
+    lists: new SharedLists(),
     storeFor: opts.storeFor,
     join: opts.join,
     logs: opts.logsDir ? new LogFiles({ dir: opts.logsDir }) : undefined,
@@ -73,12 +81,23 @@ export function createApp(opts: AppOptions): App {
       sendError(res, e, cfg.logger, where);
     }
   };
-  return { handle, close: () => cfg.watches.closeAll(), openWatches: () => cfg.watches.size };
+  return {
+    handle,
+    close: () => cfg.watches.closeAll(),
+    openWatches: () => cfg.watches.size,
+    stats: () => ({ ...cfg.limiter.stats(), ...cfg.lists.stats() }),
+  };
 }
 
 /** The configuration the dispatcher and resource router share. */
-export type AppConfig = Required<Omit<AppOptions, 'watchHeartbeatMs' | 'storeFor' | 'join' | 'logsDir'>> &
-  Pick<AppOptions, 'storeFor' | 'join'> & { heartbeatMs: number; watches: WatchRegistry; logs?: LogFiles };
+export type AppConfig = Required<Omit<AppOptions, 'watchHeartbeatMs' | 'storeFor' | 'join' | 'logsDir' | 'inflight'>> &
+  Pick<AppOptions, 'storeFor' | 'join'> & {
+    heartbeatMs: number;
+    watches: WatchRegistry;
+    limiter: InflightLimiter;
+    lists: SharedLists;
+    logs?: LogFiles;
+  };
 
 function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Promise<void> | undefined {
   const url = parseUrl(req.url);
@@ -89,9 +108,13 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
     sendText(res, 200, 'ok');
     return undefined;
   }
-  if (route?.type === 'join' && cfg.join) return serveJoin(cfg.join, route.endpoint, req, res, method);
+  if (route?.type === 'join' && cfg.join) {
+    cfg.limiter.admit(res, 'anonymous', false);
+    return serveJoin(cfg.join, route.endpoint, req, res, method);
+  }
   const identity = cfg.authenticate(req);
   if (!identity) throw unauthorized();
+  cfg.limiter.admit(res, clientKey(identity), longRunning(route, url));
   if (!route || route.type === 'join') throw notFoundPath();
   if (route.type === 'logs') return serveLogs(cfg, { req, res, url, method, identity, node: route.node });
   if (route.type === 'discovery') {
@@ -114,6 +137,14 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
     });
   }
   return serveResource(forRequest(cfg, identity, url), { req, res, url, method, identity, route });
+}
+
+/** Watches and followed logs: held open, so bounded per client rather than by the in-flight cap. */
+function longRunning(route: Route | undefined, url: URL): boolean {
+  const flag = (name: string): boolean => ['true', '1'].includes(url.searchParams.get(name) ?? '');
+  if (route?.type === 'logs') return flag('follow');
+  if (route?.type !== 'resource') return false;
+  return route.watchPath || (route.name === undefined && flag('watch'));
 }
 
 /** Serves the anonymous join endpoints: `GET /cluster-info`, `POST /join`. */

@@ -12,7 +12,8 @@ import type { App } from './app.ts';
 
 /** Options of `listen`. */
 export interface ListenOptions {
-  app: App;
+  /** What listen needs of an App: its handler, and close() (which ends open watches). */
+  app: Pick<App, 'handle' | 'close'>;
   host: string;
   port: number;
   /** PEM certificate (chain) and key; absent for plain HTTP. */
@@ -80,7 +81,7 @@ export async function listen(opts: ListenOptions): Promise<Listening> {
   };
 }
 
-function closeServer(server: Server, app: App): Promise<void> {
+function closeServer(server: Server, app: Pick<App, 'close'>): Promise<void> {
   app.close();
   return new Promise((resolve) => {
     server.close(() => resolve());

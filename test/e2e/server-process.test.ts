@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { httpRequest, REPO_ROOT, spawnControlPlane } from '../harness.ts';
+import { httpRequest, openStream, REPO_ROOT, spawnControlPlane, type EventStream } from '../harness.ts';
 
 const API = '/apis/meshctl.dev/v1alpha1';
 
@@ -107,6 +107,33 @@ test('a control plane started on an empty data dir serves the Mesh singleton wit
   } finally {
     assert.equal(await second.stop(), 0);
   }
+});
+
+test('--max-watches-per-client bounds open watches: one more gets 429 with Retry-After; a bad value exits 2', async () => {
+  // The in-process controllers watch as the admin too, so the admin's own watches reach the cap sooner.
+  const cp = await spawnControlPlane({ insecure: true, args: ['--max-watches-per-client', '20'] });
+  const open: EventStream[] = [];
+  try {
+    let refused: EventStream | undefined;
+    while (!refused && open.length <= 20) {
+      const w = await openStream(cp.config, `${API}/nodes?watch=1`);
+      if (w.status === 200) open.push(w);
+      else refused = w;
+    }
+    assert.ok(refused, 'a watch over the cap was refused');
+    assert.ok(open.length >= 1 && open.length < 20, `${open.length} opened before the cap`);
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers['retry-after'], '1');
+    await refused.ended;
+    assert.match(refused.raw(), /"reason":"TooManyRequests"/);
+    assert.equal((await httpRequest(cp.config, 'GET', `${API}/nodes`)).status, 200, 'other requests are served');
+  } finally {
+    for (const w of open) w.close();
+    assert.equal(await cp.stop(), 0);
+  }
+  const bad = runMain(['--max-requests-inflight', '0']);
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /--max-requests-inflight must be a positive integer, not "0"/);
 });
 
 test('--insecure-http is refused off loopback; bad flags exit 2; --help prints usage', (t) => {

@@ -11,6 +11,11 @@ import { GROUP } from '../../meta/types.ts';
 /** Who is calling: the admin credential, or a node's own credential (issued when it joined). */
 export type Identity = { kind: 'admin' } | { kind: 'node'; name: string };
 
+/** The key of a client for per-client bounds and shared answers: `admin` or `node/<name>`. */
+export function clientKey(identity: Identity): string {
+  return identity.kind === 'admin' ? 'admin' : `node/${identity.name}`;
+}
+
 /** Maps a request to an Identity, or undefined when it carries no valid credential. */
 export type Authenticator = (req: IncomingMessage) => Identity | undefined;
 

@@ -7,6 +7,7 @@ import { ApiError } from '../../meta/api-error.ts';
 import type { Store } from '../../store/types.ts';
 import type { KindInfo } from '../../v1alpha1/kind-info.ts';
 import type { Logger } from '../../meta/logger.ts';
+import type { SharedLists } from './shared-lists.ts';
 
 /** A request for a resource, after routing, authentication and authorization. */
 export interface ResourceRequest {
@@ -19,6 +20,10 @@ export interface ResourceRequest {
   store: Store;
   logger: Logger;
   maxBodyBytes: number;
+  /** Lists being sent, shared among concurrent requests for the same one. */
+  lists: SharedLists;
+  /** Who asks (`admin`, `node/<name>`): part of a shared list's key, as a node's view differs. */
+  client: string;
 }
 
 /** `?dryRun=All` (repeatable); any other value is a 400, as in kube-apiserver. */

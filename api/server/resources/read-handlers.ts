@@ -28,18 +28,26 @@ export function handleGet(r: ResourceRequest, rep: Representation): void {
   sendJson(r.res, 200, obj);
 }
 
-/** GET `/<plural>` without `watch`: the matching objects with the store's resourceVersion. */
+/**
+ * GET `/<plural>` without `watch`: the matching objects with the store's resourceVersion. As JSON, concurrent
+ * requests for the same list share one serialization (shared-lists.ts).
+ */
 export function handleList(r: ResourceRequest, rep: Representation): void {
-  const { items, resourceVersion } = r.store.list(r.info.plural, selectorParams(r.query));
+  const sel = selectorParams(r.query);
   if (rep.as === 'table') {
+    const { items, resourceVersion } = r.store.list(r.info.plural, sel);
     sendJson(r.res, 200, toTable(r.info, items, rep, resourceVersion), { 'Content-Type': tableContentType(rep) });
     return;
   }
-  const list: ObjectList = {
-    apiVersion: API_VERSION,
-    kind: `${r.info.kind}List`,
-    metadata: { resourceVersion },
-    items,
-  };
-  sendJson(r.res, 200, list);
+  const key = JSON.stringify([
+    r.client,
+    r.info.plural,
+    sel.labelSelector,
+    sel.fieldSelector,
+    r.store.resourceVersion(),
+  ]);
+  r.lists.send(r.res, key, (): ObjectList => {
+    const { items, resourceVersion } = r.store.list(r.info.plural, sel);
+    return { apiVersion: API_VERSION, kind: `${r.info.kind}List`, metadata: { resourceVersion }, items };
+  });
 }

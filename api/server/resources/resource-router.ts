@@ -8,6 +8,7 @@ import type { AppConfig } from '../app.ts';
 import type { Identity, Verb } from '../access/auth.ts';
 import type { ResourceRequest } from './context.ts';
 import { boolParam } from './context.ts';
+import { clientKey } from '../access/auth.ts';
 import { handleGet, handleList } from './read-handlers.ts';
 import type { Route } from '../http/routes.ts';
 import { notFoundPath } from '../http/routes.ts';
@@ -51,6 +52,8 @@ export function serveResource(cfg: AppConfig, c: ResourceCall): Promise<void> | 
     store: cfg.store,
     logger: cfg.logger,
     maxBodyBytes: cfg.maxBodyBytes,
+    lists: cfg.lists,
+    client: clientKey(c.identity),
     ...(route.name !== undefined ? { name: route.name } : {}),
     ...(route.subresource === 'status' ? { subresource: 'status' as const } : {}),
   };

@@ -1,0 +1,76 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request, type ClientRequest } from 'node:http';
+import { openStream, type EventStream } from '../../../test/harness.ts';
+import { eventually } from '../../../test/eventually.ts';
+import { serverSuite } from '../../../test/server-suite.ts';
+
+const NODE = { authorization: 'Bearer tok-a' };
+const s = serverSuite({
+  insecure: true,
+  tokens: { 'tok-a': { kind: 'node', name: 'a' } },
+  authorize: () => undefined,
+  inflight: { maxRequestsInflight: 3, maxRequestsInflightPerClient: 2, maxWatchesPerClient: 2, retryAfterSeconds: 2 },
+});
+const NODES = '/apis/meshctl.dev/v1alpha1/nodes';
+
+/** A POST whose body never comes: it holds its in-flight slot until destroyed. */
+function stalledPost(): ClientRequest {
+  const u = new URL(NODES, s.server.url);
+  const r = request({
+    hostname: u.hostname,
+    port: u.port,
+    path: u.pathname,
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${s.server.adminToken}`,
+      'content-type': 'application/json',
+      'content-length': 100,
+    },
+  });
+  r.on('error', () => {});
+  r.flushHeaders();
+  return r;
+}
+
+test('requests over the in-flight cap get 429 with Retry-After; other clients are still served', async () => {
+  const held = [stalledPost(), stalledPost()];
+  await eventually(async () => assert.equal(s.server.app.stats().requestsInflight, 2, 'both held'));
+  const refused = await s.server.request('GET', NODES);
+  assert.equal(refused.status, 429);
+  assert.equal(refused.headers['retry-after'], '2');
+  assert.equal(refused.json.kind, 'Status');
+  assert.equal(refused.json.reason, 'TooManyRequests');
+  assert.equal(refused.json.details.retryAfterSeconds, 2);
+  assert.equal((await s.server.request('GET', NODES, undefined, NODE)).status, 200, 'the node is still served');
+  assert.equal((await s.server.request('GET', '/healthz', undefined, { authorization: null })).status, 200);
+  held[0].destroy();
+  await eventually(async () => assert.equal((await s.server.request('GET', NODES)).status, 200, 'a slot again'));
+  held[1].destroy();
+  await eventually(async () => assert.equal(s.server.app.stats().requestsInflight, 0, 'all released'));
+  assert.ok(s.server.app.stats().rejectedRequests >= 1);
+});
+
+test('watches over the per-client cap get 429 with Retry-After; other clients may still watch', async () => {
+  const watch = `${NODES}?watch=1`;
+  const open: EventStream[] = [await openStream(s.server.config, watch), await openStream(s.server.config, watch)];
+  assert.deepEqual(
+    open.map((w) => w.status),
+    [200, 200],
+  );
+  const third = await s.server.request('GET', watch);
+  assert.equal(third.status, 429);
+  assert.equal(third.headers['retry-after'], '2');
+  assert.equal(third.json.reason, 'TooManyRequests');
+  const byNode = await openStream(s.server.config, watch, NODE);
+  assert.equal(byNode.status, 200);
+  assert.equal((await s.server.request('GET', NODES)).status, 200, 'watches do not count as requests in flight');
+  open[0].close();
+  const again = await eventually(async () => {
+    const w = await openStream(s.server.config, watch);
+    if (w.status !== 200) w.close();
+    assert.equal(w.status, 200, 'a watch slot again');
+    return w;
+  });
+  for (const w of [open[1], byNode, again]) w.close();
+});
