@@ -3,13 +3,14 @@
 // file the supervisor would write.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock, settle } from '../../api/meta/fake-clock.ts';
 import { createApp } from '../../api/server/app.ts';
 import { bearerAuthenticator, hashToken } from '../../api/server/access/auth.ts';
 import { listen, type Listening } from '../../api/server/listen.ts';
+import { MAX_SERVICES_PER_NODE } from '../../api/server/logs/log-files.ts';
 import { openStore, type FileStore } from '../../api/store/index.ts';
 import { logPath } from '../drivers/log-file.ts';
 import { memoryLogger } from '../engine/testing.ts';
@@ -38,8 +39,9 @@ interface Rig {
   buffered(): boolean;
 }
 
-async function rig(t: TestContext, bufferBytes?: number): Promise<Rig> {
+async function rig(t: TestContext, bufferBytes?: number, beforeStart?: (cpLogs: string) => void): Promise<Rig> {
   const dir = mkdtempSync(join(tmpdir(), 'meshctl-shipper-'));
+  beforeStart?.(join(dir, 'cp', 'logs'));
   const stateDir = join(dir, 'agent');
   mkdirSync(join(stateDir, 'logs'), { recursive: true });
   const store = await openStore({ dir: join(dir, 'cp', 'store') });
@@ -210,4 +212,28 @@ test('a tiny buffer during an outage drops the oldest lines, counts them, and re
     event.message,
     new RegExp(`^dropped ${dropped} log lines .*log buffer \\(2 KiB\\).*${SERVICE}: ${dropped} lines`),
   );
+});
+
+test('a batch the control plane refuses (403: the node is at its quota of services with logs) is dropped, not retried forever', async (t) => {
+  // The control plane already keeps logs of as many services of node a as it allows: this service is one too many.
+  const r = await rig(t, undefined, (cpLogs) => {
+    mkdirSync(join(cpLogs, 'a'), { recursive: true });
+    for (let i = 0; i < MAX_SERVICES_PER_NODE; i++) writeFileSync(join(cpLogs, 'a', `other-${i}.log`), '');
+  });
+  r.shipper.start();
+  r.write(1, 5);
+  await until(
+    r,
+    () => r.logger.lines.some((l) => l.msg === 'Dropped log lines the control plane refused'),
+    5000,
+    'the refusal',
+  );
+  r.write(6, 8);
+  await until(
+    r,
+    () => r.logger.lines.filter((l) => l.msg === 'Dropped log lines the control plane refused').length >= 2,
+    5000,
+    'the next lines to be tried, and refused, too',
+  );
+  assert.deepEqual(await r.stored(), []);
 });

@@ -203,14 +203,17 @@ class Shipper implements LogShipper {
     await this.#o.report({ type: 'Warning', reason: 'LogsDropped', message: dropsMessage(drops, this.#limit) });
   }
 
-  /** A failed POST: unreachable → retry; a refused batch (400/413) is dropped so it cannot block the rest. */
+  /**
+   * A failed POST: unreachable → retry; a refused batch (400, 413, or 403: e.g. the node is at its quota of
+   * services with logs) is dropped so it cannot block the rest.
+   */
   async #refused(e: unknown, batch: Batch): Promise<Outcome> {
     if (isUnreachable(e) && this.#o.reach.failed(e)) return 'failed';
     if (this.#stopped) return 'failed';
     this.#o.reach.succeeded();
     const code = e instanceof ApiError ? e.code : 0;
     const message = (e as Error).message;
-    if (code === 400 || code === 413) {
+    if (code === 400 || code === 403 || code === 413) {
       this.#o.logger.error('Dropped log lines the control plane refused', {
         node: this.#o.node,
         lines: batch.entries.length,
