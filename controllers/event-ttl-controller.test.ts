@@ -36,6 +36,10 @@ test('an Event is deleted one hour after it was created, by the controller clock
   await eventually(async () => assert.ok(clock.pending() > 0));
   clock.advance(EVENT_TTL_MS - 1);
   assert.ok(suite.server.store.get('events', 'old'), 'kept until its time is up');
+  // creationTimestamp has second precision: create the young event in a later second than the old one.
+  await eventually(async () => assert.ok(Date.now() >= created + 1000, 'a second has passed since the old event'), {
+    timeoutMs: 3000,
+  });
   await suite.client.create('events', event('young'));
   clock.advance(1);
   await eventually(async () => assert.equal(suite.server.store.get('events', 'old'), undefined));

@@ -84,6 +84,8 @@ export class JournalAdapter implements Adapter<StoreData> {
    * served may have been lost (a brand-new directory, without journal or snapshot, did not crash).
    */
   crashed = false;
+  /** The journal's size when it was opened, if it then ended with the `closed` mark (see close()). */
+  #closedAtBytes: number | undefined;
 
   constructor(opts: JournalAdapterOptions) {
     this.#opts = opts;
@@ -101,6 +103,7 @@ export class JournalAdapter implements Adapter<StoreData> {
     }
     const replay = await replayJournal(dir, data, snap?.rv ?? 0, logger, fs);
     this.crashed = !replay.closedCleanly && (replay.segments > 0 || snap !== undefined);
+    if (replay.closedCleanly) this.#closedAtBytes = replay.bytes;
     this.#segments = Math.max(replay.segments, 1);
     this.#journal = await Journal.open({
       dir,
@@ -144,9 +147,12 @@ export class JournalAdapter implements Adapter<StoreData> {
     const data = this.#data;
     if (!journal) return;
     if (data) {
-      // A failed journal writes no mark: the next open then treats the store as crashed, which is safe.
+      // A failed journal writes no mark: the next open then treats the store as crashed, which is safe. A store
+      // opened and closed without a write (e.g. a refused `meshctl init`) already ends with the mark: left as is.
       await this.write(data)
-        .then(() => journal.append(markLine(data.rv, 'closed'), data.rv))
+        .then(() =>
+          journal.bytes === this.#closedAtBytes ? undefined : journal.append(markLine(data.rv, 'closed'), data.rv),
+        )
         .catch(() => {});
     }
     await journal.close();

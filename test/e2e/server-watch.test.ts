@@ -183,7 +183,8 @@ test('a client that goes away stops its store watch; closing the app ends open w
 
 // How fast is a benchmark's question (bench/watch-fanout.ts, figures in bench/RESULTS.md), not a test's.
 test('one change reaches every one of 1,000 watchers', async () => {
-  const fan = await startServer({ insecure: true });
+  // One client opens all 1,000 watches: its per-client cap (100 by default) is raised for this test.
+  const fan = await startServer({ insecure: true, inflight: { maxWatchesPerClient: 2000 } });
   try {
     await fan.request('POST', `${API}/nodes`, node('fan-a'));
     const rv = fan.store.resourceVersion();
