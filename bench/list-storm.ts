@@ -106,7 +106,7 @@ export async function listStormSection(): Promise<string> {
     const peakMiB = memoryOf(cp.pid).hwmMiB;
     const alive = (await getStatus(cp.config, '/healthz')) === 200;
     return [
-      '## List storm',
+      '## 7. List storm (issue 9)',
       '',
       `${OBJECTS} Nodes; ${LISTS} concurrent lists and ${WATCHERS} watchers from resourceVersion 0, as the admin (${seconds.toFixed(1)} s).`,
       '',

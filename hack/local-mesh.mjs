@@ -7,6 +7,9 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { claimHome, releaseHome, stopRecordedServices } from './local-mesh-procs.mjs';
 
+/** The V8 flags of the agent bundle's shebang (hack/build.mjs): the local mesh starts agents as shipped. */
+const AGENT_NODE_FLAGS = ['--max-semi-space-size=1', '--optimize-for-size'];
+
 const home = resolve(process.env.MESHCTL_HOME ?? '.meshctl/local');
 const listen = process.env.MESHCTL_LISTEN ?? '127.0.0.1:6443';
 const nodes = ['node-a', 'node-b', 'node-c'];
@@ -23,7 +26,7 @@ function start(name, bin, args, ready) {
   mkdirSync(join(home, 'logs'), { recursive: true });
   const log = createWriteStream(join(home, 'logs', `${name}.log`), { flags: 'a' });
   // The agent runs with the V8 flag its shebang carries (see hack/build.mjs): `node file` does not read shebangs.
-  const flags = bin === 'mesh-agent.js' ? ['--max-semi-space-size=1'] : [];
+  const flags = bin === 'mesh-agent.js' ? AGENT_NODE_FLAGS : [];
   // detached: a Ctrl-C in the terminal reaches this script only, which then stops each process once, in order.
   const child = spawn(process.execPath, [...flags, join(dist, bin), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
