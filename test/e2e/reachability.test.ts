@@ -7,7 +7,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +14,8 @@ import { createClient, type HttpClient } from '../../api/client/http-client.ts';
 import type { Condition, KubeObject } from '../../api/meta/types.ts';
 import type { Module, NodeStatus } from '../../api/v1alpha1/generated/index.ts';
 import { spawnAgent, waitFor, type AgentProcess } from '../../agent/testing.ts';
-import { REPO_ROOT, spawnControlPlane } from '../harness.ts';
+import { spawnControlPlane } from '../harness.ts';
+import { meshctl } from './mesh-helpers.ts';
 
 const GRACE_MS = 2000;
 const NODE = 'edge';
@@ -35,26 +35,6 @@ const module = (version: string): Module => ({
     ],
   },
 });
-
-/** Runs the real meshctl (cli/main.ts through tsx) against `config`. */
-function meshctl(config: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = { ...process.env };
-  delete env.MESHCONFIG;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', '--config', config, ...args], {
-    cwd: REPO_ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => {
-    stdout += d;
-  });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => {
-    stderr += d;
-  });
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
-}
 
 /** `meshctl get nodes` as rows of cells keyed by header, cut at the headers' columns (empty cells are blank). */
 async function getNodes(config: string): Promise<Array<Record<string, string>>> {
