@@ -374,3 +374,15 @@ export async function openStream(
   };
   return { status: res.statusCode ?? 0, headers: res.headers, next, raw: () => raw, ended, close: () => res.destroy() };
 }
+
+/** Collects a child's stdout and stderr as text, as they arrive (read them with the returned getters). */
+export function captureOutput(child: { stdout: NodeJS.ReadableStream | null; stderr: NodeJS.ReadableStream | null }): {
+  stdout(): string;
+  stderr(): string;
+} {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  return { stdout: () => stdout, stderr: () => stderr };
+}

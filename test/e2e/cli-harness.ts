@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../harness.ts';
+import { captureOutput, REPO_ROOT } from '../harness.ts';
 
 /** What one meshctl run did. */
 export interface CliResult {
@@ -75,22 +75,15 @@ function spawnNode(args: string[], opts: RunOptions): RunningCli {
   if (opts.env?.MESHCONFIG) env.MESHCONFIG = opts.env.MESHCONFIG;
   delete env.MESHCTL_DEBUG;
   const child = spawn(process.execPath, args, { cwd: opts.cwd ?? REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => {
-    stdout += d;
-  });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => {
-    stderr += d;
-  });
+  const out = captureOutput(child);
   child.stdin.end(opts.stdin ?? '');
   const exited = new Promise<CliResult>((resolve) => {
-    child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    child.once('close', (code, signal) => resolve({ code, signal, stdout: out.stdout(), stderr: out.stderr() }));
   });
   return {
     pid: child.pid as number,
-    stdout: () => stdout,
-    stderr: () => stderr,
+    stdout: out.stdout,
+    stderr: out.stderr,
     kill: (s) => void child.kill(s),
     exited,
   };

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { killServices, waitFor } from '../../agent/testing.ts';
 import { buildCli, type BuiltCli } from './cli-harness.ts';
-import { REPO_ROOT } from '../harness.ts';
+import { captureOutput, REPO_ROOT } from '../harness.ts';
 import { isRunning, pidsWithTag } from './mesh-helpers.ts';
 
 export const LOCAL_NODES = ['node-a', 'node-b', 'node-c'];
@@ -69,14 +69,7 @@ export async function startLocalMesh(
     env,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => {
-    stdout += d;
-  });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => {
-    stderr += d;
-  });
+  const out = captureOutput(child);
   const exited = new Promise<number | string | null>((resolve) =>
     child.once('exit', (code, sig) => resolve(code ?? sig)),
   );
@@ -95,9 +88,9 @@ export async function startLocalMesh(
     for (const node of LOCAL_NODES) killServices(state(node));
     rmSync(dir, { recursive: true, force: true });
   });
-  const output = (): string => `stdout:\n${stdout}\nstderr:\n${stderr}`;
+  const output = (): string => `stdout:\n${out.stdout()}\nstderr:\n${out.stderr()}`;
   const meshconfig = await waitFor(
-    () => /^export MESHCONFIG=(.+)$/m.exec(stdout)?.[1],
+    () => /^export MESHCONFIG=(.+)$/m.exec(out.stdout())?.[1],
     35_000,
     'the export MESHCONFIG line',
   ).catch((e: Error) => {
@@ -107,8 +100,8 @@ export async function startLocalMesh(
     pid: child.pid!,
     home,
     meshconfig,
-    stdout: () => stdout,
-    stderr: () => stderr,
+    stdout: out.stdout,
+    stderr: out.stderr,
     output,
     enter: () => child.stdin.write('\n'),
     exited,

@@ -12,7 +12,13 @@ import { createClient, type HttpClient } from '../../api/client/http-client.ts';
 import { ApiError } from '../../api/meta/api-error.ts';
 import type { Condition, KubeObject } from '../../api/meta/types.ts';
 import { killServices, spawnAgent, waitFor, type AgentProcess } from '../../agent/testing.ts';
-import { REPO_ROOT, spawnControlPlane, type ControlPlaneProcess, type SpawnOptions } from '../harness.ts';
+import {
+  captureOutput,
+  REPO_ROOT,
+  spawnControlPlane,
+  type ControlPlaneProcess,
+  type SpawnOptions,
+} from '../harness.ts';
 
 /** Short agent intervals, so drift correction and heartbeats are seen within a second. */
 export const INTERVALS = ['--reconcile-interval', '300ms', '--heartbeat-interval', '300ms'];
@@ -222,19 +228,12 @@ export function meshctl(config: string, args: string[], timeoutMs = 30_000): Pro
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => {
-    stdout += d;
-  });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => {
-    stderr += d;
-  });
+  const out = captureOutput(child);
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   return new Promise((resolve) =>
     child.once('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, stdout, stderr });
+      resolve({ code, stdout: out.stdout(), stderr: out.stderr() });
     }),
   );
 }
