@@ -33,6 +33,7 @@ import type { StoreData } from './store-data.ts';
 import type { SerializedWatchEvent } from './store-event.ts';
 import type { StoreLogger } from './store-log.ts';
 import type { WatchHub } from './watch-hub.ts';
+import type { WatchSnapshot, WatchSnapshotStats } from './watch-snapshots.ts';
 
 /** What `stats()` reports: sizes, journal and compaction counters, watch state. */
 export interface StoreStats {
@@ -44,6 +45,7 @@ export interface StoreStats {
   journal: JournalStats;
   watchers: number;
   eventLog: { size: number; capacity: number; resumableFrom: number };
+  watchSnapshots: WatchSnapshotStats;
 }
 
 /**
@@ -240,6 +242,10 @@ export class DurableStore implements FileStore {
 
   watch(plural: string, opts: WatchOptions, onEvent: (e: SerializedWatchEvent) => void): Watch {
     return this.#hub.watch(plural, opts, onEvent);
+  }
+
+  watchSnapshot(plural: string): Promise<WatchSnapshot> {
+    return this.#hub.snapshot(plural);
   }
 
   async close(): Promise<void> {

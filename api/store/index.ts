@@ -51,6 +51,7 @@ import { WatchHub } from './watch-hub.ts';
 
 export type { FileStore, StoreStats } from './file-store.ts';
 export type { SerializedWatchEvent } from './store-event.ts';
+export type { WatchSnapshot, WatchSnapshotStats } from './watch-snapshots.ts';
 export type { JournalStats } from './journal-adapter.ts';
 export { storeLogTo, type StoreLogger, type StoreLogLine } from './store-log.ts';
 export type { StoreFs } from './store-fs.ts';

@@ -5,6 +5,7 @@
  */
 import type { KubeObject, WatchEventType } from '../meta/types.ts';
 import type { ObjectOf } from '../v1alpha1/generated/resources.ts';
+import type { WatchSnapshot } from './watch-snapshots.ts';
 
 export interface ListOptions {
   /** Kubernetes label selector: `a=b,c!=d,e,!f,g in (x,y),h notin (z)`. */
@@ -101,6 +102,12 @@ export interface Store {
    * Throws ApiError with code 410 when opts.resourceVersion is older than the in-memory event log.
    */
   watch(plural: string, opts: WatchOptions, onEvent: (e: StoreWatchEvent) => void): Watch;
+  /**
+   * Optional (the durable store has it; views that filter what a caller sees do not): the ADDED events an
+   * unfiltered watch from resourceVersion 0 starts with, as wire bytes shared by every such watch, at a durable
+   * resourceVersion from which the caller then watches (watch-snapshots.ts).
+   */
+  watchSnapshot?(plural: string): Promise<WatchSnapshot>;
   /** Flushes pending writes and closes the files. */
   close(): Promise<void>;
 }

@@ -11,6 +11,7 @@ import type { ListOptions, Watch, WatchOptions } from './types.ts';
 import { StoreEvent } from './store-event.ts';
 import type { StoreLogger } from './store-log.ts';
 import { WatchLog } from './watch-log.ts';
+import { WatchSnapshots, type WatchSnapshot, type WatchSnapshotStats } from './watch-snapshots.ts';
 import { Watcher } from './watcher.ts';
 
 /** Options of the WatchHub constructor. */
@@ -41,6 +42,9 @@ export class WatchHub {
   readonly #openedAtRv: number;
   /** Synthetic ADDED events by stored object, shared by every watch that starts from resourceVersion 0. */
   readonly #added = new WeakMap<KubeObject, StoreEvent>();
+  readonly #snapshots: WatchSnapshots;
+  /** Snapshots waiting for their resourceVersion to be durable. */
+  #durableWaiters: { rv: number; resolve: () => void }[] = [];
 
   constructor(opts: WatchHubOptions) {
     this.#log = new WatchLog({ capacity: opts.capacity, startRv: opts.startRv });
@@ -50,6 +54,12 @@ export class WatchHub {
     this.#durableRv = opts.startRv;
     this.#startRv = opts.startRv;
     this.#openedAtRv = opts.openedAtRv;
+    this.#snapshots = new WatchSnapshots({
+      list: (plural) => this.#list(plural, {}),
+      whenDurable: (rv) => this.#whenDurable(rv),
+      eventsAfter: (rv) => (rv < this.#log.resumableFrom ? undefined : this.#log.countAfter(rv)),
+      maxLag: Math.max(1, Math.floor(opts.capacity / 4)),
+    });
   }
 
   /** The durable resourceVersion the journal held at open, before any fence. */
@@ -70,6 +80,7 @@ export class WatchHub {
   /** Publishes every staged event with rv ≤ `durableRv`: into the log, then to the watchers. */
   publish(durableRv: number): void {
     this.#durableRv = Math.max(this.#durableRv, durableRv);
+    if (this.#durableWaiters.length > 0) this.#wakeDurableWaiters();
     let n = 0;
     while (n < this.#staged.length && this.#staged[n].rv <= durableRv) n++;
     if (n === 0) return;
@@ -81,6 +92,22 @@ export class WatchHub {
       if (set) for (const w of set) if (w.ready) w.deliver(e);
     }
     for (const w of this.#unready) this.#catchUp(w);
+  }
+
+  /** The shared initial events of an unfiltered watch from resourceVersion 0 (see Store.watchSnapshot). */
+  snapshot(plural: string): Promise<WatchSnapshot> {
+    return this.#snapshots.get(plural);
+  }
+
+  #whenDurable(rv: number): Promise<void> {
+    if (rv <= this.#durableRv) return Promise.resolve();
+    return new Promise((resolve) => this.#durableWaiters.push({ rv, resolve }));
+  }
+
+  #wakeDurableWaiters(): void {
+    const due = this.#durableWaiters.filter((w) => w.rv <= this.#durableRv);
+    this.#durableWaiters = this.#durableWaiters.filter((w) => w.rv > this.#durableRv);
+    for (const w of due) w.resolve();
   }
 
   /** Starts a watch (see Store.watch). Throws BadRequest for bad selectors or resourceVersion, 410 when too old. */
@@ -176,12 +203,17 @@ export class WatchHub {
   }
 
   /** Counters for `stats()`. */
-  stats(): { watchers: number; eventLog: { size: number; capacity: number; resumableFrom: number } } {
+  stats(): {
+    watchers: number;
+    eventLog: { size: number; capacity: number; resumableFrom: number };
+    watchSnapshots: WatchSnapshotStats;
+  } {
     let watchers = 0;
     for (const set of this.#byPlural.values()) watchers += set.size;
     return {
       watchers,
       eventLog: { size: this.#log.size, capacity: this.#log.capacity, resumableFrom: this.#log.resumableFrom },
+      watchSnapshots: this.#snapshots.stats(),
     };
   }
 }

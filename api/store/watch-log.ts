@@ -56,8 +56,8 @@ export class WatchLog {
     return this.#ring[(this.#start + i) % this.capacity] as StoreEvent;
   }
 
-  /** The events of one kind with rv in (after, upTo], oldest first. */
-  *between(plural: string, after: number, upTo: number): Generator<StoreEvent> {
+  /** The index of the first event with rv > `after` (`size` when there is none). */
+  #firstAfter(after: number): number {
     let lo = 0;
     let hi = this.#size;
     while (lo < hi) {
@@ -65,7 +65,17 @@ export class WatchLog {
       if (this.#at(mid).rv <= after) lo = mid + 1;
       else hi = mid;
     }
-    for (let i = lo; i < this.#size; i++) {
+    return lo;
+  }
+
+  /** How many events (of any kind) with rv > `after` the log holds. */
+  countAfter(after: number): number {
+    return this.#size - this.#firstAfter(after);
+  }
+
+  /** The events of one kind with rv in (after, upTo], oldest first. */
+  *between(plural: string, after: number, upTo: number): Generator<StoreEvent> {
+    for (let i = this.#firstAfter(after); i < this.#size; i++) {
       const e = this.#at(i);
       if (e.rv > upTo) return;
       if (e.plural === plural) yield e;

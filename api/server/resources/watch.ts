@@ -2,7 +2,9 @@
  * `GET /<plural>?watch=1`: a chunked `application/json` stream of `{"type":…,"object":…}` lines.
  *
  * - No resourceVersion (or `0`): ADDED for every current object first, then changes; otherwise every change
- *   after that resourceVersion.
+ *   after that resourceVersion. Without selectors, as JSON, the ADDED events come from the store's shared
+ *   snapshot (api/store/watch-snapshots.ts), written chunk by chunk as the client drains (backpressure.ts),
+ *   and the watch goes on from the snapshot's resourceVersion.
  * - Too old a resourceVersion: like kube-apiserver, HTTP 200 and then one `ERROR` event whose object is a
  *   `Status` with code 410 (reason Expired), and the stream ends. Clients relist.
  * - `allowWatchBookmarks=true`: a `BOOKMARK` event every heartbeat interval carrying the newest resourceVersion
@@ -14,7 +16,9 @@
 import { ApiError } from '../../meta/api-error.ts';
 import { parseFieldSelector, parseLabelSelector } from '../../meta/selectors.ts';
 import { API_VERSION } from '../../meta/types.ts';
-import type { StoreWatchEvent, Watch } from '../../store/types.ts';
+import type { StoreWatchEvent, Watch, WatchOptions } from '../../store/types.ts';
+import type { WatchSnapshot } from '../../store/watch-snapshots.ts';
+import { writeChunks } from './backpressure.ts';
 import type { ResourceRequest } from './context.ts';
 import { boolParam, selectorParams } from './context.ts';
 import { encodeEvent } from './event-encoder.ts';
@@ -89,14 +93,10 @@ class WatchResponse {
     this.opts.registry.add(this.#end);
     res.once('close', this.#end);
     const { bookmarks, timeoutMs, ...storeOpts } = this.params;
-    try {
-      this.#watch = this.r.store.watch(this.r.info.plural, storeOpts, (e) => this.#onEvent(e));
-    } catch (e) {
-      const status = toApiError(e, this.r.logger, { plural: this.r.info.plural, watch: true }).toStatus();
-      this.#write(JSON.stringify({ type: 'ERROR', object: status }) + '\n');
-      this.end();
-      return;
-    }
+    const snapshot = this.#sharedSnapshot(storeOpts);
+    if (snapshot) void this.#fromSnapshot(snapshot, storeOpts);
+    else this.#watchStore(storeOpts);
+    if (this.#ended) return;
     this.#timers.push(
       setInterval(
         () => this.#write(bookmarks && this.#lastRv ? this.#bookmark(this.#lastRv) : '\n'),
@@ -104,6 +104,40 @@ class WatchResponse {
       ),
     );
     if (timeoutMs !== undefined) this.#timers.push(setTimeout(this.#end, timeoutMs));
+  }
+
+  /** The store's shared initial events, for an unfiltered JSON watch from resourceVersion 0 of a store that has them. */
+  #sharedSnapshot(opts: WatchOptions): Promise<WatchSnapshot> | undefined {
+    const from = opts.resourceVersion;
+    if ((from && from !== '0') || opts.labelSelector || opts.fieldSelector || this.rep.as !== 'json') return undefined;
+    return this.r.store.watchSnapshot?.(this.r.info.plural);
+  }
+
+  /** Sends the snapshot as the client drains, then watches the store from its resourceVersion. */
+  async #fromSnapshot(pending: Promise<WatchSnapshot>, opts: WatchOptions): Promise<void> {
+    try {
+      const snapshot = await pending;
+      if (!(await writeChunks(this.r.res, snapshot.chunks, () => this.#ended))) return;
+      this.#lastRv = snapshot.resourceVersion;
+      this.#watchStore({ ...opts, resourceVersion: snapshot.resourceVersion });
+    } catch (e) {
+      this.#fail(e);
+    }
+  }
+
+  #watchStore(opts: WatchOptions): void {
+    try {
+      this.#watch = this.r.store.watch(this.r.info.plural, opts, (e) => this.#onEvent(e));
+    } catch (e) {
+      this.#fail(e);
+    }
+  }
+
+  /** Ends the stream with an ERROR event carrying the failure's Status. */
+  #fail(e: unknown): void {
+    const status = toApiError(e, this.r.logger, { plural: this.r.info.plural, watch: true }).toStatus();
+    this.#write(JSON.stringify({ type: 'ERROR', object: status }) + '\n');
+    this.end();
   }
 
   /** Ends the stream cleanly (idempotent) and stops the store watch. */
