@@ -13,6 +13,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { formatHostPort, parseHostPort } from '../api/meta/host-port.ts';
+import { escapeLabel as esc, metricFamily as family, PROMETHEUS_CONTENT_TYPE } from '../api/meta/prometheus-text.ts';
 
 /** How a reconcile ended: every resource Applied, some not, or the reconcile itself threw. */
 export type ReconcileOutcome = 'success' | 'failure' | 'error';
@@ -35,16 +36,6 @@ export interface AgentMetrics {
 }
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-
-const esc = (v: string): string => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
-const num = (v: number): string => (Number.isFinite(v) ? String(v) : v > 0 ? '+Inf' : v < 0 ? '-Inf' : 'NaN');
-
-/** One metric family; each sample is `[suffix and labels, value]` (e.g. `['_bucket{le="1"}', 3]`). */
-function family(name: string, type: string, help: string, samples: Array<[labels: string, value: number]>): string {
-  const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`];
-  for (const [labels, value] of samples) lines.push(`${name}${labels} ${num(value)}`);
-  return lines.join('\n') + '\n';
-}
 
 /** Creates the metrics of one agent. */
 export function createAgentMetrics(src: MetricSources): AgentMetrics {
@@ -127,7 +118,7 @@ export async function serveMetrics(opts: ServeMetricsOptions): Promise<MetricsSe
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD' }).end();
     } else if (path === '/metrics') {
-      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(opts.metrics.render());
+      res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE }).end(opts.metrics.render());
     } else if (path === '/healthz') {
       const h = opts.health();
       res.writeHead(h.ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(h) + '\n');

@@ -45,6 +45,8 @@ export interface StartServerOptions {
   maxBodyBytes?: number;
   /** Bounds on concurrent requests and watches (api/server/http/inflight.ts). */
   inflight?: Partial<InflightLimits>;
+  /** Bound on the bytes of the lists being sent (api/server/resources/shared-lists.ts). */
+  maxListBytes?: number;
   /** Extra bearer tokens and who they are (e.g. `{ 'tok-a': { kind: 'node', name: 'a' } }`). */
   tokens?: Record<string, Identity>;
   authorize?: Authorizer;
@@ -104,6 +106,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
     ...(opts.watchHeartbeatMs ? { watchHeartbeatMs: opts.watchHeartbeatMs } : {}),
     ...(opts.maxBodyBytes ? { maxBodyBytes: opts.maxBodyBytes } : {}),
     ...(opts.inflight ? { inflight: opts.inflight } : {}),
+    ...(opts.maxListBytes !== undefined ? { maxListBytes: opts.maxListBytes } : {}),
     ...(opts.logger ? { logger: opts.logger } : {}),
   });
   const tls = opts.insecure ? undefined : { cert: files.serving.certPem, key: files.serving.keyPem };

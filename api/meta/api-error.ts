@@ -70,18 +70,42 @@ const CODES: Record<StatusReason, number> = {
   Timeout: 504,
 };
 
+/**
+ * Which of the server's limits refused a request, for its metrics (`meshctl_apiserver_rejected_requests_total`,
+ * api/server/http/metrics.ts); never sent on the wire.
+ */
+export type LimitName =
+  | 'inflight'
+  | 'watches_per_client'
+  | 'event_quota'
+  | 'join_rate'
+  | 'list_bytes'
+  | 'body_size'
+  | 'parser_depth'
+  | 'parser_aliases'
+  | 'parser_size';
+
 /** An API error: thrown anywhere in the server, written to the wire as a `Status`. */
 export class ApiError extends Error {
   readonly reason: StatusReason;
   readonly code: number;
   readonly details?: StatusDetails;
+  /** The limit that refused the request, when one did (not part of the Status). */
+  readonly limit?: LimitName;
 
-  constructor(opts: { reason: StatusReason; message: string; details?: StatusDetails; code?: number }) {
+  constructor(opts: {
+    reason: StatusReason;
+    message: string;
+    details?: StatusDetails;
+    code?: number;
+    limit?: LimitName;
+  }) {
     super(opts.message);
     this.name = 'ApiError';
     this.reason = opts.reason;
     this.code = opts.code ?? CODES[opts.reason];
     this.details = opts.details;
+    if (opts.limit !== undefined) this.limit = opts.limit;
   }
 
   /** The `Status` object sent to clients. */
@@ -141,14 +165,14 @@ export class ApiError extends Error {
     });
   }
 
-  static badRequest(message: string): ApiError {
-    return new ApiError({ reason: 'BadRequest', message });
+  static badRequest(message: string, limit?: LimitName): ApiError {
+    return new ApiError({ reason: 'BadRequest', message, ...(limit ? { limit } : {}) });
   }
 
-  /** 429: a rate or quota was exceeded; `retryAfterMs` is rounded up to whole seconds for `Retry-After`. */
-  static tooManyRequests(message: string, retryAfterMs: number): ApiError {
+  /** 429: `limit` was exceeded; `retryAfterMs` is rounded up to whole seconds for `Retry-After`. */
+  static tooManyRequests(message: string, retryAfterMs: number, limit: LimitName): ApiError {
     const retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-    return new ApiError({ reason: 'TooManyRequests', message, details: { retryAfterSeconds } });
+    return new ApiError({ reason: 'TooManyRequests', message, details: { retryAfterSeconds }, limit });
   }
 
   static gone(message: string): ApiError {

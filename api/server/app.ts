@@ -11,6 +11,8 @@ import { adminOnly, clientKey, unauthorized } from './access/auth.ts';
 import { SharedLists, type SharedListStats } from './resources/shared-lists.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './http/body.ts';
 import { InflightLimiter, type InflightLimits, type InflightStats } from './http/inflight.ts';
+import { ApiServerMetrics } from './http/metrics.ts';
+import { PROMETHEUS_CONTENT_TYPE } from '../meta/prometheus-text.ts';
 import { discoveryDocument } from './http/discovery.ts';
 import { LogFiles } from './logs/log-files.ts';
 import { serveLogs } from './logs/logs.ts';
@@ -19,7 +21,7 @@ import type { Logger } from '../../api/meta/logger.ts';
 import { silentLogger } from '../../api/meta/logger.ts';
 import { serveResource } from './resources/resource-router.ts';
 import { checkDotSegments, matchRoute, notFoundPath, type Route } from './http/routes.ts';
-import { requireMethod, sendError, sendJson, sendText } from './http/respond.ts';
+import { requireMethod, sendError, sendJson, sendText, toApiError } from './http/respond.ts';
 import { WatchRegistry } from './resources/watch.ts';
 
 /** Options of `createApp`. */
@@ -41,6 +43,8 @@ export interface AppOptions {
   watchHeartbeatMs?: number;
   /** Bounds on concurrent requests and watches, answered 429 (defaults: http/inflight.ts). */
   inflight?: Partial<InflightLimits>;
+  /** Bound on the bytes of the lists being sent, beyond which a new list is a 429 (default: resources/shared-lists.ts). */
+  maxListBytes?: number;
   logger?: Logger;
 }
 
@@ -67,18 +71,24 @@ export function createApp(opts: AppOptions): App {
     logger: opts.logger ?? silentLogger,
     watches: new WatchRegistry(),
     limiter: new InflightLimiter({ limits: opts.inflight ?? {} }),
-    lists: new SharedLists(),
+    lists: new SharedLists(opts.maxListBytes !== undefined ? { maxBytes: opts.maxListBytes } : {}),
+    metrics: new ApiServerMetrics(),
     storeFor: opts.storeFor,
     join: opts.join,
     logs: opts.logsDir ? new LogFiles({ dir: opts.logsDir }) : undefined,
   };
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const where = { method: req.method, path: req.url?.split('?')[0]?.slice(0, 200) };
+    const fail = (e: unknown): void => {
+      const err = toApiError(e, cfg.logger, where);
+      cfg.metrics.counted(err);
+      sendError(res, err, cfg.logger, where);
+    };
     try {
       const done = dispatch(cfg, req, res);
-      if (done) done.catch((e: unknown) => sendError(res, e, cfg.logger, where));
+      if (done) done.catch(fail);
     } catch (e) {
-      sendError(res, e, cfg.logger, where);
+      fail(e);
     }
   };
   return {
@@ -90,12 +100,15 @@ export function createApp(opts: AppOptions): App {
 }
 
 /** The configuration the dispatcher and resource router share. */
-export type AppConfig = Required<Omit<AppOptions, 'watchHeartbeatMs' | 'storeFor' | 'join' | 'logsDir' | 'inflight'>> &
+export type AppConfig = Required<
+  Omit<AppOptions, 'watchHeartbeatMs' | 'storeFor' | 'join' | 'logsDir' | 'inflight' | 'maxListBytes'>
+> &
   Pick<AppOptions, 'storeFor' | 'join'> & {
     heartbeatMs: number;
     watches: WatchRegistry;
     limiter: InflightLimiter;
     lists: SharedLists;
+    metrics: ApiServerMetrics;
     logs?: LogFiles;
   };
 
@@ -114,6 +127,7 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
   }
   const identity = cfg.authenticate(req);
   if (!identity) throw unauthorized();
+  if (route?.type === 'metrics') return serveMetrics(cfg, identity, res, method, url);
   cfg.limiter.admit(res, clientKey(identity), longRunning(route, url));
   if (!route || route.type === 'join') throw notFoundPath();
   if (route.type === 'logs') return serveLogs(cfg, { req, res, url, method, identity, node: route.node });
@@ -145,6 +159,17 @@ function longRunning(route: Route | undefined, url: URL): boolean {
   if (route?.type === 'logs') return flag('follow');
   if (route?.type !== 'resource') return false;
   return route.watchPath || (route.name === undefined && flag('watch'));
+}
+
+/** `GET /metrics`, for the admin only; before the in-flight bound, so that it can be read during a storm. */
+function serveMetrics(cfg: AppConfig, identity: Identity, res: ServerResponse, method: string, url: URL): undefined {
+  requireMethod(res, method, ['GET', 'HEAD']);
+  const refused = adminOnly(identity, { verb: 'get', path: url.pathname });
+  if (refused) throw refused;
+  const text = cfg.metrics.render(cfg.limiter.stats());
+  res.writeHead(200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+  return undefined;
 }
 
 /** Serves the anonymous join endpoints: `GET /cluster-info`, `POST /join`. */

@@ -43,7 +43,11 @@ export class EventQuota {
   take(node: string): void {
     const wait = this.#rate.take(node);
     if (wait === undefined) return;
-    throw ApiError.tooManyRequests(`node "${node}" is creating events faster than it may; try again later`, wait);
+    throw ApiError.tooManyRequests(
+      `node "${node}" is creating events faster than it may; try again later`,
+      wait,
+      'event_quota',
+    );
   }
 
   /** The event as stored: labelled with the node that created it. */

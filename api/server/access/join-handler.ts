@@ -86,9 +86,9 @@ function joinLimiter(clock: Clock, rate: JoinRate): (address: string) => void {
   return (address) => {
     const wait = perAddress.take(address);
     if (wait !== undefined)
-      throw ApiError.tooManyRequests(`too many join attempts from ${address}; try again later`, wait);
+      throw ApiError.tooManyRequests(`too many join attempts from ${address}; try again later`, wait, 'join_rate');
     const all = overall.take('');
-    if (all !== undefined) throw ApiError.tooManyRequests('too many join attempts; try again later', all);
+    if (all !== undefined) throw ApiError.tooManyRequests('too many join attempts; try again later', all, 'join_rate');
   };
 }
 

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml } from 'yaml';
-import { ApiError } from '../../meta/api-error.ts';
+import { ApiError, type LimitName } from '../../meta/api-error.ts';
 import { jsonDeeperThan, yamlDeeperThan } from './nesting.ts';
 
 /** The default request body limit: 3 MiB, as kube-apiserver's. */
@@ -19,15 +19,16 @@ const MAX_YAML_ALIASES = 50;
 const DRAIN_FACTOR = 4;
 const MIN_DRAIN_BYTES = 8 * 1024 * 1024;
 
-function tooLarge(max: number, what = ''): ApiError {
+function tooLarge(max: number, what = '', limit: LimitName = 'body_size'): ApiError {
   return new ApiError({
     reason: 'RequestEntityTooLarge',
     message: `the ${what}request body is larger than the limit of ${max} bytes`,
+    limit,
   });
 }
 
 function tooDeep(): ApiError {
-  return ApiError.badRequest(`the request body nests deeper than ${MAX_DEPTH} levels`);
+  return ApiError.badRequest(`the request body nests deeper than ${MAX_DEPTH} levels`, 'parser_depth');
 }
 
 /** Reads the whole body, rejecting with 413 as soon as it passes `maxBytes` (the rest is discarded). */
@@ -97,7 +98,7 @@ export function bodyFormat(contentType: string | undefined, accepted: BodyFormat
 
 /** Parses a body as one JSON object (JSON and merge patch) or one YAML document; 400 BadRequest otherwise. */
 export function parseBody(buf: Buffer, format: BodyFormat): Record<string, unknown> {
-  if (format === 'yaml' && buf.length > MAX_YAML_BYTES) throw tooLarge(MAX_YAML_BYTES, 'YAML ');
+  if (format === 'yaml' && buf.length > MAX_YAML_BYTES) throw tooLarge(MAX_YAML_BYTES, 'YAML ', 'parser_size');
   const text = buf.toString('utf8');
   let value: unknown;
   try {
@@ -106,7 +107,9 @@ export function parseBody(buf: Buffer, format: BodyFormat): Record<string, unkno
   } catch (e) {
     if (e instanceof ApiError) throw e;
     const what = format === 'yaml' ? 'YAML' : 'JSON';
-    throw ApiError.badRequest(`the request body is not valid ${what}: ${firstLine((e as Error).message)}`);
+    const message = firstLine((e as Error).message);
+    const aliases = format === 'yaml' && /alias count/i.test(message) ? 'parser_aliases' : undefined;
+    throw ApiError.badRequest(`the request body is not valid ${what}: ${message}`, aliases);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw ApiError.badRequest('the request body must be a single object');

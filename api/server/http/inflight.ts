@@ -10,7 +10,7 @@
  * A slot is held until the response closes (finished, or the client went away).
  */
 import type { ServerResponse } from 'node:http';
-import { ApiError } from '../../meta/api-error.ts';
+import { ApiError, type LimitName } from '../../meta/api-error.ts';
 
 /** The bounds; `DEFAULT_INFLIGHT_LIMITS` says what each is when not given. */
 export interface InflightLimits {
@@ -57,7 +57,10 @@ export class InflightLimiter {
     if (longRunning) {
       if ((this.#watchesBy.get(client) ?? 0) >= l.maxWatchesPerClient) {
         this.#rejectedWatches++;
-        throw this.#tooMany(res, `too many open watches of this client (at most ${l.maxWatchesPerClient})`);
+        throw this.#tooMany(
+          `too many open watches of this client (at most ${l.maxWatchesPerClient})`,
+          'watches_per_client',
+        );
       }
       this.#watches++;
       bump(this.#watchesBy, client, 1);
@@ -72,7 +75,7 @@ export class InflightLimiter {
       (this.#requestsBy.get(client) ?? 0) >= l.maxRequestsInflightPerClient
     ) {
       this.#rejectedRequests++;
-      throw this.#tooMany(res, 'too many requests in flight, please try again later');
+      throw this.#tooMany('too many requests in flight, please try again later', 'inflight');
     }
     this.#requests++;
     bump(this.#requestsBy, client, 1);
@@ -92,8 +95,8 @@ export class InflightLimiter {
   }
 
   /** The 429 to throw; sendError writes its `Retry-After` header from the Status's retryAfterSeconds. */
-  #tooMany(_res: ServerResponse, message: string): ApiError {
-    return ApiError.tooManyRequests(message, this.#limits.retryAfterSeconds * 1000);
+  #tooMany(message: string, limit: LimitName): ApiError {
+    return ApiError.tooManyRequests(message, this.#limits.retryAfterSeconds * 1000, limit);
   }
 }
 

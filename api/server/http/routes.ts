@@ -1,5 +1,5 @@
 /**
- * Maps a request path to what it addresses: a health check, a discovery document, the anonymous join
+ * Maps a request path to what it addresses: a health check, the metrics, a discovery document, the anonymous join
  * endpoints (`/cluster-info`, `/join`), or a resource
  * (`/apis/meshctl.dev/v1alpha1/<plural>[/<name>[/status]]`, and the older `/watch/<plural>[/<name>]` form);
  * a node's service logs (`/apis/meshctl.dev/v1alpha1/nodes/<name>/logs`, logs/logs.ts).
@@ -13,6 +13,7 @@ export type DiscoveryDoc = 'version' | 'api' | 'apis' | 'group' | 'resources';
 /** What a path addresses. */
 export type Route =
   | { type: 'health' }
+  | { type: 'metrics' }
   | { type: 'discovery'; doc: DiscoveryDoc }
   | { type: 'join'; endpoint: 'cluster-info' | 'join' }
   | { type: 'logs'; node: string }
@@ -37,6 +38,7 @@ export function notFoundPath(): ApiError {
 export function matchRoute(pathname: string): Route | undefined {
   const path = pathname.length > 1 && pathname.endsWith('/') ? pathname.slice(0, -1) : pathname;
   if (HEALTH.has(path) || /^\/(healthz|readyz|livez)\/[\w-]+$/.test(path)) return { type: 'health' };
+  if (path === '/metrics') return { type: 'metrics' };
   if (path === '/cluster-info' || path === '/join')
     return { type: 'join', endpoint: path === '/join' ? 'join' : 'cluster-info' };
   const doc = DISCOVERY[path];

@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { request, type IncomingMessage } from 'node:http';
 import type { Node } from '../../v1alpha1/generated/node.ts';
 import { serverSuite } from '../../../test/server-suite.ts';
+import { eventually } from '../../../test/eventually.ts';
 
-const s = serverSuite({ insecure: true });
+const s = serverSuite({ insecure: true, maxListBytes: 4 * 1024 * 1024 }); // less than one 8 MB list
 const NODES = '/apis/meshctl.dev/v1alpha1/nodes';
 
 function node(name: string, note: string): Node {
@@ -56,4 +57,18 @@ test('concurrent lists of the same list share one serialization and get identica
   const fresh = await s.server.request('GET', NODES);
   assert.equal(fresh.json.items.length, 41, 'a write makes a new list');
   assert.equal(s.server.app.stats().listSerializations - after.listSerializations, 1);
+});
+
+test('while the lists being sent are over the byte budget, a list needing a new serialization is 429', async () => {
+  const held = await unreadList(); // 8 MB on the wire: over the 4 MiB budget
+  assert.equal((await s.server.request('GET', NODES)).status, 200, 'the same list is shared: no new bytes');
+  await s.server.store.create('nodes', node('budget', 'z'));
+  const refused = await s.server.request('GET', NODES);
+  assert.equal(refused.status, 429, refused.text);
+  assert.equal(refused.json.reason, 'TooManyRequests');
+  assert.equal(refused.headers['retry-after'], '1');
+  assert.ok(s.server.app.stats().listBytes > 4 * 1024 * 1024, 'the held list is counted');
+  await readAll(held.resume());
+  await eventually(async () => assert.equal((await s.server.request('GET', NODES)).status, 200, 'sent again'));
+  await eventually(async () => assert.equal(s.server.app.stats().listBytes, 0, 'nothing held once sent'));
 });

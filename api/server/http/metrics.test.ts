@@ -1,0 +1,104 @@
+// The control plane's /metrics: each limit that refuses a request is counted under its reason (one of each
+// is triggered here, over the real server), and the gauges show requests in flight and open watches.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request, type ClientRequest } from 'node:http';
+import { FakeClock } from '../../meta/fake-clock.ts';
+import { openStream, startServer, type HttpResult, type TestServer } from '../../../test/harness.ts';
+import { eventually } from '../../../test/eventually.ts';
+import { newNodeKey, postJoin } from '../../../test/e2e/join-helpers.ts';
+
+const API = '/apis/meshctl.dev/v1alpha1';
+const NODE = { authorization: 'Bearer tok-a' };
+const one = { perMinute: 1, burst: 1 };
+
+/** The value of one sample (`name{labels}`) in an exposition text, or undefined. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+const rejected = (text: string, code: number, reason: string): number | undefined =>
+  sample(text, `meshctl_apiserver_rejected_requests_total{code="${code}",reason="${reason}"}`);
+
+/** A POST whose body never comes: it holds its in-flight slot until destroyed. */
+function stalledPost(srv: TestServer): ClientRequest {
+  const u = new URL(`${API}/nodes`, srv.url);
+  const headers = {
+    authorization: `Bearer ${srv.adminToken}`,
+    'content-type': 'application/json',
+    'content-length': 100,
+  };
+  const r = request({ hostname: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers });
+  r.on('error', () => {});
+  r.flushHeaders();
+  return r;
+}
+
+const event = (name: string) => ({
+  apiVersion: 'meshctl.dev/v1alpha1',
+  kind: 'Event',
+  metadata: { name },
+  involvedObject: { kind: 'Node', name: 'a' },
+  type: 'Normal',
+  reason: 'Tested',
+});
+
+/** Makes each limit refuse one request; returns the answers by limit. */
+async function triggerEach(srv: TestServer): Promise<Record<string, HttpResult>> {
+  const got: Record<string, HttpResult> = {};
+  const held = stalledPost(srv);
+  await eventually(async () => assert.equal(srv.app.stats().requestsInflight, 1, 'the stalled POST holds a slot'));
+  got.inflight = await srv.request('GET', `${API}/nodes`);
+  held.destroy();
+  await eventually(async () => assert.equal(srv.app.stats().requestsInflight, 0, 'the slot is released'));
+  const watch = await openStream(srv.config, `${API}/nodes?watch=1`);
+  got.watches_per_client = await srv.request('GET', `${API}/nodes?watch=1`);
+  watch.close();
+  for (const name of ['e1', 'e2']) got.event_quota = await srv.request('POST', `${API}/events`, event(name), NODE);
+  for (let i = 0; i < 2; i++)
+    got.join_rate = await postJoin(srv.config, {
+      token: 'abcdef.0123456789abcdef',
+      nodeName: 'n',
+      nodeKey: newNodeKey(),
+    });
+  got.list_bytes = await srv.request('GET', `${API}/nodes`); // the budget is 0: nothing new may be serialized
+  got.body_size = await srv.request('POST', `${API}/nodes`, { metadata: { name: 'x'.repeat(5000) } });
+  got.parser_depth = await srv.request('POST', `${API}/nodes`, JSON.parse('['.repeat(150) + ']'.repeat(150)));
+  const bomb = 'a: &a [x, x]\n' + Array.from({ length: 60 }, (_, i) => `k${i}: *a`).join('\n');
+  got.parser_aliases = await srv.request('POST', `${API}/nodes`, bomb, { 'content-type': 'application/yaml' });
+  return got;
+}
+
+test('each limit that refuses a request is counted under its reason; gauges show what is in flight', async (t) => {
+  const srv = await startServer({
+    insecure: true,
+    meshAccess: true,
+    clock: new FakeClock(),
+    tokens: { 'tok-a': { kind: 'node', name: 'a' } },
+    inflight: { maxRequestsInflightPerClient: 1, maxWatchesPerClient: 1 },
+    eventLimits: { ...one, maxStored: 10 },
+    joinRate: { perAddress: one, overall: { perMinute: 100, burst: 100 } },
+    maxBodyBytes: 4096,
+    maxListBytes: 0,
+  });
+  t.after(() => srv.stop());
+  await srv.store.create('nodes', { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name: 'a' } });
+  const before = (await srv.request('GET', '/metrics')).text;
+  assert.equal(rejected(before, 429, 'inflight'), 0, `every reason is reported from the start:\n${before}`);
+  const got = await triggerEach(srv);
+  const codes: Record<string, number> = { body_size: 413, parser_depth: 400, parser_aliases: 400 };
+  for (const [limit, answer] of Object.entries(got))
+    assert.equal(answer.status, codes[limit] ?? 429, `${limit}: ${answer.text}`);
+  const text = (await srv.request('GET', '/metrics')).text;
+  for (const limit of Object.keys(got))
+    assert.equal(rejected(text, codes[limit] ?? 429, limit), 1, `${limit} counted once:\n${text}`);
+  assert.match(text, /^# TYPE meshctl_apiserver_rejected_requests_total counter$/m);
+  assert.equal(sample(text, 'meshctl_apiserver_current_inflight_requests'), 0);
+  const watch = await openStream(srv.config, `${API}/nodes?watch=1`);
+  const during = (await srv.request('GET', '/metrics')).text;
+  watch.close();
+  assert.equal(sample(during, 'meshctl_apiserver_open_watches'), 1, during);
+  const byNode = await srv.request('GET', '/metrics', undefined, NODE);
+  assert.equal(byNode.status, 403, 'only the admin reads the metrics');
+  assert.equal((await srv.request('GET', '/healthz')).status, 200, 'the server is alive and serving');
+});

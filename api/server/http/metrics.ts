@@ -1,0 +1,67 @@
+/**
+ * The control plane's own metrics, served as `GET /metrics` on the API listener to the admin only
+ * (Prometheus text format, api/meta/prometheus-text.ts):
+ *
+ *   meshctl_apiserver_rejected_requests_total{code, reason}   counter: requests a limit refused, by limit —
+ *       429: inflight, watches_per_client, event_quota, join_rate, list_bytes; 413: body_size;
+ *       parser limits: parser_depth (400), parser_aliases (400), parser_size (413)
+ *   meshctl_apiserver_current_inflight_requests               gauge: short requests being served
+ *   meshctl_apiserver_open_watches                            gauge: watches and followed logs open
+ *
+ * A refusal is counted where every error becomes a Status (app.ts), from the ApiError's `limit`.
+ */
+import type { ApiError, LimitName } from '../../meta/api-error.ts';
+import { metricFamily } from '../../meta/prometheus-text.ts';
+
+/** Every limit, with the HTTP code it answers; each is reported (0 until it refuses something). */
+const LIMITS: Record<LimitName, number> = {
+  inflight: 429,
+  watches_per_client: 429,
+  event_quota: 429,
+  join_rate: 429,
+  list_bytes: 429,
+  body_size: 413,
+  parser_depth: 400,
+  parser_aliases: 400,
+  parser_size: 413,
+};
+
+/** The gauges, read when scraped. */
+export interface MetricGauges {
+  requestsInflight: number;
+  watchesOpen: number;
+}
+
+/** Counts refusals by limit and renders the exposition text. */
+export class ApiServerMetrics {
+  readonly #rejected = new Map<LimitName, number>();
+
+  /** Counts `err` when a limit refused the request. */
+  counted(err: ApiError): void {
+    if (err.limit !== undefined) this.#rejected.set(err.limit, (this.#rejected.get(err.limit) ?? 0) + 1);
+  }
+
+  /** How many requests `limit` refused so far. */
+  rejected(limit: LimitName): number {
+    return this.#rejected.get(limit) ?? 0;
+  }
+
+  /** The `/metrics` text. */
+  render(gauges: MetricGauges): string {
+    const names = Object.keys(LIMITS) as LimitName[];
+    return [
+      metricFamily(
+        'meshctl_apiserver_rejected_requests_total',
+        'counter',
+        'Requests refused by one of the server limits, by HTTP code and limit.',
+        names.map((n) => [`{code="${LIMITS[n]}",reason="${n}"}`, this.rejected(n)]),
+      ),
+      metricFamily('meshctl_apiserver_current_inflight_requests', 'gauge', 'Short requests being served.', [
+        ['', gauges.requestsInflight],
+      ]),
+      metricFamily('meshctl_apiserver_open_watches', 'gauge', 'Watches and followed logs open.', [
+        ['', gauges.watchesOpen],
+      ]),
+    ].join('');
+  }
+}
