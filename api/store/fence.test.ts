@@ -1,20 +1,27 @@
 /**
  * Killed between a write's acceptance and its fsync: a reader saw the write and its resourceVersion, the
  * crash lost it, and the reopened store never issues that resourceVersion again — a watch from it is 410.
+ * Once with the journal's write(2) held (a kill alone loses the write), once through the power-loss layer
+ * with its fdatasync held and the power cut after the kill (the write reached the page cache; the cut loses it).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { TestContext } from 'node:test';
 import { ApiError } from '../meta/api-error.ts';
+import { restoreDurableImage } from './testdata/durable-image.ts';
 import { node, openAnyKindStore, record, tempDir, tempStore } from './testdata/helpers.ts';
 
 const CHILD = join(import.meta.dirname, 'testdata', 'held-write-child.ts');
 
 /** Runs the child until it reports that a reader saw the held write, then SIGKILLs it; returns its lines. */
-function killWhileHeld(dir: string): Promise<Map<string, string[]>> {
+function killWhileHeld(dir: string, imagePath?: string): Promise<Map<string, string[]>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const args = ['--import', 'tsx', CHILD, dir, ...(imagePath ? [imagePath] : [])];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     const seen = new Map<string, string[]>();
     let rest = '';
     child.stdout.setEncoding('utf8');
@@ -35,9 +42,13 @@ function killWhileHeld(dir: string): Promise<Map<string, string[]>> {
   });
 }
 
-test('a write seen before its fsync and lost in a crash: its resourceVersion is never reused, a watch from it is 410', async (t) => {
+/** Kills the child while a write it served is not durable (then cuts the power, with `powerLoss`), and checks the fence. */
+async function lostWriteIsFenced(t: TestContext, powerLoss: boolean): Promise<void> {
   const dir = tempDir(t);
-  const lines = await killWhileHeld(dir);
+  const image = powerLoss ? mkdtempSync(join(tmpdir(), 'meshctl-image-')) : undefined;
+  if (image) t.after(() => rmSync(image, { recursive: true, force: true }));
+  const lines = await killWhileHeld(dir, image);
+  if (image) restoreDurableImage(dir, image);
   const durableRv = Number(lines.get('durable')?.[0]);
   const [name, seenRv, listRv] = lines.get('seen') ?? [];
   assert.equal(name, 'b');
@@ -61,7 +72,13 @@ test('a write seen before its fsync and lost in a crash: its resourceVersion is 
     'a watch from the durable rv resumes and misses nothing',
   );
   fromDurable.stop();
-});
+}
+
+test('a write seen before its write(2) and lost in a crash: its resourceVersion is never reused, a watch from it is 410', (t) =>
+  lostWriteIsFenced(t, false));
+
+test('a write seen before its fdatasync, then a kill and a power cut: its resourceVersion is never reused, a watch from it is 410', (t) =>
+  lostWriteIsFenced(t, true));
 
 test('a clean close fences nothing: resourceVersions continue and a watch from the last one resumes', async (t) => {
   const dir = tempDir(t);

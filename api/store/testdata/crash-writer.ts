@@ -1,6 +1,8 @@
 /**
  * The child process of crash.test.ts: opens the store in argv[2] (with tiny compaction threshold so
- * compactions run all the time) and writes forever with 64 concurrent writers until it is SIGKILLed.
+ * compactions run all the time) and writes forever with 64 concurrent writers until it is SIGKILLed. With
+ * argv[3], it writes through the power-loss layer (power-loss-fs.ts) keeping its durable image there, so the
+ * parent can cut the power after the kill.
  * Each writer owns its keys, so a key has at most one write in flight. Protocol on stdout (one line each,
  * written with a blocking write(2) before the next step):
  *   ready <rv>                          the store is open
@@ -10,8 +12,10 @@
  */
 import { writeSync } from 'node:fs';
 import { openStore } from '../index.ts';
+import { PowerLossFs } from './power-loss-fs.ts';
 
 const dir = process.argv[2];
+const imagePath = process.argv[3];
 const WRITERS = 64;
 const KEYS_PER_WRITER = 4;
 const PLURALS = ['nodes', 'routes'];
@@ -31,6 +35,7 @@ function out(line: string): void {
 
 const store = await openStore({
   dir,
+  ...(imagePath ? { fs: new PowerLossFs(dir, { imagePath }) } : {}),
   compactAfterBytes: 384 * 1024,
   logger: (l) => out(`log ${JSON.stringify(l)}`),
 });

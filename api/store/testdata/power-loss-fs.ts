@@ -1,34 +1,38 @@
 /**
  * A `StoreFs` that simulates power loss, for the store's crash tests. Every call really happens on disk (the
  * disk plays the page cache, so the store reads back what it wrote), and the layer keeps what a power cut
- * would leave: each file's content as of its last successful fdatasync (by inode, so renames carry it), and
- * each directory's entries as of its last successful fsync. `powerLoss()` stops the store dead (no call
+ * would leave in a DurableImage (durable-image.ts): each file's content as of its last successful fdatasync,
+ * and each directory's entries as of its last successful fsync. `powerLoss()` stops the store dead (no call
  * settles any more, so nothing more is acknowledged), waits for the calls in flight, and rebuilds the
- * directory from those durable copies — the worst a real cut may do: everything since the last sync is
- * gone. A file whose entry is durable but whose data never was comes back empty.
+ * directory from the image — the worst a real cut may do: everything since the last sync is gone. The image
+ * is kept in files, so a test may instead SIGKILL the process writing through this layer and then cut the
+ * power itself (`restoreDurableImage`).
  */
-import { fstatSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { fstatSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nodeStoreFs, type StoreFs } from '../store-fs.ts';
+import { DurableImage, listEntries } from './durable-image.ts';
 
-/** Files the layer leaves out of the durable copy: the lock's owner dies with the power. */
-const UNTRACKED = /^LOCK/;
+/** Options of the PowerLossFs constructor. */
+export interface PowerLossFsOptions {
+  /** Where the durable image is kept (default a temp directory, removed by `powerLoss()` and `dispose()`). */
+  imagePath?: string;
+}
 
 /** The power-loss simulation over one store directory (see the file comment). */
 export class PowerLossFs implements StoreFs {
   readonly #dir: string;
-  /** inode → content at its last fdatasync. */
-  readonly #data = new Map<number, Buffer>();
-  /** name → inode, as of the directory's last fsync. */
-  #entries = new Map<string, number>();
+  readonly #image: DurableImage;
+  readonly #ownImage: boolean;
   readonly #inflight = new Set<Promise<unknown>>();
   #dead = false;
 
   /** Takes what is in `dir` now as durable (a freshly rebuilt or closed store). */
-  constructor(dir: string) {
+  constructor(dir: string, opts: PowerLossFsOptions = {}) {
     this.#dir = dir;
-    this.#entries = this.#list();
-    for (const [name, ino] of this.#entries) this.#data.set(ino, readFileSync(join(dir, name)));
+    this.#ownImage = opts.imagePath === undefined;
+    this.#image = new DurableImage(opts.imagePath ?? mkdtempSync(join(tmpdir(), 'meshctl-image-')), dir);
   }
 
   open(path: string, flags: string): Promise<number> {
@@ -36,10 +40,11 @@ export class PowerLossFs implements StoreFs {
       const fd = await nodeStoreFs.open(path, flags);
       // A new file (or a reused inode number) holds nothing durable until its first fdatasync.
       const ino = fstatSync(fd).ino;
-      if (![...this.#entries.values()].includes(ino)) this.#data.set(ino, Buffer.alloc(0));
+      if (!this.#image.isEntry(ino)) this.#image.setData(ino, Buffer.alloc(0));
       return fd;
     });
   }
+
   write(fd: number, buf: Buffer): Promise<void> {
     return this.#call(() => nodeStoreFs.write(fd, buf));
   }
@@ -61,23 +66,23 @@ export class PowerLossFs implements StoreFs {
     const content = readFileSync(`/proc/self/fd/${fd}`); // what the sync covers: the content at the call
     return this.#call(async () => {
       await nodeStoreFs.dataSync(fd);
-      this.#data.set(ino, content);
+      this.#image.setData(ino, content);
     });
   }
 
   truncate(path: string, size: number): Promise<void> {
     return this.#call(async () => {
       await nodeStoreFs.truncate(path, size);
-      this.#data.set(statSync(path).ino, readFileSync(path));
+      this.#image.setData(statSync(path).ino, readFileSync(path));
     });
   }
 
   fsyncDir(dir: string): Promise<void> {
     if (dir !== this.#dir) return Promise.reject(new Error(`PowerLossFs covers ${this.#dir}, not ${dir}`));
-    const entries = this.#list();
+    const entries = listEntries(dir);
     return this.#call(async () => {
       await nodeStoreFs.fsyncDir(dir);
-      this.#entries = entries;
+      this.#image.setEntries(entries, dir);
     });
   }
 
@@ -85,8 +90,13 @@ export class PowerLossFs implements StoreFs {
   async powerLoss(): Promise<void> {
     this.#dead = true;
     while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
-    for (const name of readdirSync(this.#dir)) rmSync(join(this.#dir, name), { force: true });
-    for (const [name, ino] of this.#entries) writeFileSync(join(this.#dir, name), this.#data.get(ino) ?? '');
+    this.#image.restore(this.#dir);
+    this.dispose();
+  }
+
+  /** Removes the image when this layer made it (a test that ends without a power cut). */
+  dispose(): void {
+    if (this.#ownImage) rmSync(this.#image.path, { recursive: true, force: true });
   }
 
   /** Runs a real call unless the power is out; a call after the cut (or settling after it) never settles. */
@@ -106,15 +116,5 @@ export class PowerLossFs implements StoreFs {
         },
       );
     });
-  }
-
-  #list(): Map<string, number> {
-    const entries = new Map<string, number>();
-    for (const name of readdirSync(this.#dir)) {
-      if (UNTRACKED.test(name)) continue;
-      const ino = statSync(join(this.#dir, name), { throwIfNoEntry: false })?.ino; // gone meanwhile: not an entry
-      if (ino !== undefined) entries.set(name, ino);
-    }
-    return entries;
   }
 }
