@@ -64,6 +64,13 @@ export interface StoreWatchEvent {
 /** A running watch; `stop()` is idempotent. */
 export interface Watch {
   stop(): void;
+  /**
+   * Flow control (the durable store's watches have it): after `pause()` no event is delivered until `resume()`;
+   * the events meanwhile wait in the store's shared event log, not per watch, and are delivered on resume — or,
+   * if the log has dropped some of them by then, an ERROR event with a 410 Status ends the watch.
+   */
+  pause?(): void;
+  resume?(): void;
 }
 
 /**

@@ -1,7 +1,9 @@
 /**
  * Watch fan-out: events are staged when a write is made, published (appended to the event log and handed
  * to watchers) only once the journal says they are durable, always in resourceVersion order. A new watch
- * first catches up (initial ADDED list, or replay from the log) on a later tick, then gets live events.
+ * first catches up (initial ADDED list, or replay from the log) on a later tick, then gets live events. A
+ * consumer that cannot keep up pauses its watch: nothing is queued for it meanwhile (the events are in the log,
+ * shared), and on resume it catches up from the log like a new watch — or gets 410 if the log has moved past it.
  * Events are shared objects: one change costs one StoreEvent however many watchers see it.
  */
 import { ApiError } from '../meta/api-error.ts';
@@ -148,7 +150,22 @@ export class WatchHub {
     set.add(w);
     this.#unready.add(w);
     setImmediate(() => this.#catchUp(w));
-    return { stop: () => this.#remove(w) };
+    return { stop: () => this.#remove(w), pause: () => this.#pause(w), resume: () => this.#resume(w) };
+  }
+
+  /** Stops delivering to `w` (its consumer is full); the events wait in the log. */
+  #pause(w: Watcher): void {
+    if (w.stopped || w.paused) return;
+    w.paused = true;
+    w.ready = false;
+    this.#unready.add(w);
+  }
+
+  /** Delivers to `w` again, from the log first (on a later tick, like a new watch). */
+  #resume(w: Watcher): void {
+    if (w.stopped || !w.paused) return;
+    w.paused = false;
+    setImmediate(() => this.#catchUp(w));
   }
 
   #tooOld(rv: number): ApiError {
@@ -156,7 +173,7 @@ export class WatchHub {
   }
 
   #catchUp(w: Watcher): void {
-    if (w.stopped || w.ready) return;
+    if (w.stopped || w.ready || w.paused) return;
     if (w.initial) {
       if (this.#durableRv < w.cursor) return; // the listed state is not all durable yet
       for (const object of w.initial) w.emit(this.#addedEvent(w.plural, object));
@@ -168,7 +185,10 @@ export class WatchHub {
       this.#remove(w);
       return;
     }
-    for (const e of this.#log.between(w.plural, w.cursor, this.#durableRv)) w.deliver(e);
+    for (const e of this.#log.between(w.plural, w.cursor, this.#durableRv)) {
+      w.deliver(e);
+      if (w.paused || w.stopped) return; // the consumer is full: go on from the cursor when it resumes
+    }
     w.cursor = Math.max(w.cursor, this.#durableRv);
     w.ready = true;
     this.#unready.delete(w);

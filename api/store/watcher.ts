@@ -34,6 +34,8 @@ export class Watcher {
   /** Caught up with the log: live events are delivered directly. */
   ready = false;
   stopped = false;
+  /** Paused by its consumer (flow control): it catches up from the log when resumed. */
+  paused = false;
 
   constructor(opts: WatcherOptions) {
     this.plural = opts.plural;

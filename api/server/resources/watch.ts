@@ -10,8 +10,11 @@
  * - `allowWatchBookmarks=true`: a `BOOKMARK` event every heartbeat interval carrying the newest resourceVersion
  *   the client has seen everything up to (the one it resumed from, or its newest event; a watch from 0 has
  *   none until its first event). Otherwise, and until then, a bare `\n` keeps idle connections alive.
- * - `timeoutSeconds`: the stream ends cleanly after that long. A client that stops reading is cut off once
- *   too much is buffered for it; a closed client stops its store watch.
+ * - `timeoutSeconds`: the stream ends cleanly after that long. A client that reads slowly pauses its store watch
+ *   whenever its socket's buffer is full, until it drains (the events wait in the store's shared log; if the log
+ *   drops some first, the client gets the 410 ERROR and relists), so it holds about one buffer of memory, not a
+ *   queue of every event. One that stops reading is cut off once too much is buffered for it anyway; a closed
+ *   client stops its store watch.
  */
 import { ApiError } from '../../meta/api-error.ts';
 import { parseFieldSelector, parseLabelSelector } from '../../meta/selectors.ts';
@@ -67,6 +70,8 @@ export function serveWatch(r: ResourceRequest, rep: Representation, opts: ServeW
 class WatchResponse {
   #watch?: Watch;
   #ended = false;
+  /** The store watch is paused until the response drains. */
+  #paused = false;
   /** The newest resourceVersion this client is known to have seen everything up to (bookmarks carry it). */
   #lastRv: string | undefined;
   readonly #timers: NodeJS.Timeout[] = [];
@@ -167,7 +172,14 @@ class WatchResponse {
   #write(line: string): void {
     const { res } = this.r;
     if (this.#ended || res.destroyed) return;
-    res.write(line);
+    if (!res.write(line) && this.#watch?.pause && !this.#paused) {
+      this.#paused = true;
+      this.#watch.pause();
+      res.once('drain', () => {
+        this.#paused = false;
+        this.#watch?.resume?.();
+      });
+    }
     if (res.writableLength > MAX_BUFFERED_BYTES) {
       this.r.logger.error('Cut off a watch client that stopped reading', {
         plural: this.r.info.plural,
