@@ -67,7 +67,12 @@ async function applyAsSet(
   for (const doc of docs) if (!(await applyDoc(ctx, doc, opts.dryRun, id))) ok = false;
   const members = await listMembers(client, id, [...before, ...kinds]);
   const plan = planPrune(members, new Set(docs.map((d) => memberKey(d.object))));
-  checkPrunable(plan, { objects: docs.length, problems, ...prune });
+  try {
+    checkPrunable(plan, { objects: docs.length, problems, ...prune });
+  } catch (e) {
+    ctx.err(formatError(e) + '\n');
+    return false;
+  }
   if (!(await runPrune(client, plan, { dryRun: opts.dryRun, out: ctx.out, err: ctx.err, formatError }))) return false;
   if (!opts.dryRun && (parent || docs.length)) await writeParent(client, prune.applySet, { kinds, source }, true);
   return ok;

@@ -3,7 +3,7 @@
  * and applies again after each change, until SIGINT or SIGTERM (exit code 0).
  *
  * - A burst of changes (an editor's write-then-rename save, a `git pull` touching many files) is one apply:
- *   each change restarts a quiet period of `DEBOUNCE_MS`, and the apply runs when it ends. Changes during an
+ *   each change restarts a quiet period (`--debounce`, default 300ms), and the apply runs when it ends. Changes during an
  *   apply make one more apply after it, never two at once.
  * - Each apply prints its objects as `apply` does, then one summary line, `apply #N: …` on stdout.
  * - An invalid file is reported and the watch goes on: the other files are applied, the objects of the invalid
@@ -14,17 +14,19 @@ import { extname } from 'node:path';
 import { realClock, type TimerHandle } from '../api/meta/clock.ts';
 import { applyOnce, type ApplyRunOptions } from './apply-run.ts';
 import type { CommandContext } from './command.ts';
-import { EXIT_OK, formatError } from './errors.ts';
+import { EXIT_OK, UsageError, formatError } from './errors.ts';
+import { parseDuration } from '../api/meta/duration.ts';
 
-/** The quiet period after the last change before applying. */
+/** The default quiet period after the last change before applying (`--debounce`). */
 export const DEBOUNCE_MS = 300;
 
 const MANIFEST_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
 
 /** Runs apply, then again after every debounced change, until stopped. */
 export async function watchApply(ctx: CommandContext, opts: ApplyRunOptions): Promise<number> {
+  const debounceMs = debounceFlag(ctx);
   const { watch } = await import('chokidar');
-  const runner = new ApplyRunner(ctx, opts);
+  const runner = new ApplyRunner(ctx, opts, debounceMs);
   const watcher = watch(opts.files, {
     ignoreInitial: true,
     depth: opts.recursive ? undefined : 0,
@@ -51,6 +53,7 @@ class ApplyRunner {
   constructor(
     private readonly ctx: CommandContext,
     private readonly opts: ApplyRunOptions,
+    private readonly debounceMs: number,
   ) {}
 
   /** Records a change and restarts the quiet period. */
@@ -58,7 +61,7 @@ class ApplyRunner {
     if (this.stopped) return;
     this.pending.push(what);
     if (this.timer !== undefined) realClock.clearTimeout(this.timer);
-    this.timer = realClock.setTimeout(() => this.flush(), DEBOUNCE_MS);
+    this.timer = realClock.setTimeout(() => this.flush(), this.debounceMs);
   }
 
   /** The first apply, before any change. */
@@ -102,6 +105,17 @@ class ApplyRunner {
       if (this.timer === undefined) this.flush();
     });
     return this.running;
+  }
+}
+
+/** The `--debounce` flag in ms (a usage error when it is not a duration). */
+function debounceFlag(ctx: CommandContext): number {
+  const text = ctx.args.str('debounce');
+  if (text === undefined) return DEBOUNCE_MS;
+  try {
+    return parseDuration(text, { allowZero: true });
+  } catch (e) {
+    throw new UsageError(`--debounce: ${(e as Error).message}`);
   }
 }
 

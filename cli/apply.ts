@@ -36,6 +36,12 @@ export const command: Command = {
       help: 'let --prune delete every member when the manifests hold no objects',
     },
     { name: 'watch', short: 'w', type: 'boolean', help: 'keep running: apply again after each change to the files' },
+    {
+      name: 'debounce',
+      type: 'string',
+      arg: 'DURATION',
+      help: 'with --watch: apply once no file changed for this long (default 300ms)',
+    },
   ],
   run,
 };
@@ -60,6 +66,7 @@ function runOptions(ctx: CommandContext): ApplyRunOptions {
     throw new UsageError('--prune needs --applyset NAME: the ApplySet that records what this apply may delete');
   if (!args.bool('prune') && (applySet || args.bool('allow-empty')))
     throw new UsageError('--applyset and --allow-empty are used only with --prune');
+  if (args.str('debounce') !== undefined && !args.bool('watch')) throw new UsageError('--debounce needs --watch');
   if (args.bool('watch') && files.includes('-')) throw new UsageError('--watch cannot watch stdin (-f -)');
   return {
     files,
