@@ -40,3 +40,19 @@ test('a condition is met case-insensitively, and not while its observedGeneratio
   assert.equal(satisfied(undefined, parseFor('delete')), true);
   assert.equal(satisfied(node('True'), parseFor('delete')), false);
 });
+
+test('--for=jsonpath: {PATH}=VALUE compares the value as text; {PATH} alone waits for a value', () => {
+  const want = parseFor('jsonpath={.status.conditions[?(@.type=="Reachable")].status}=False');
+  assert.deepEqual(want, {
+    type: 'jsonpath',
+    path: '{.status.conditions[?(@.type=="Reachable")].status}',
+    value: 'False',
+  });
+  assert.equal(satisfied(node('False'), want), true);
+  assert.equal(satisfied(node('True'), want), false);
+  const set = parseFor('jsonpath={.metadata.generation}');
+  assert.equal(satisfied(node('True', { generation: 2 }), set), true);
+  assert.equal(satisfied(node('True'), set), false);
+  assert.equal(satisfied(node('True', { generation: 2 }), parseFor('jsonpath=.metadata.generation=2')), true);
+  assert.throws(() => parseFor('jsonpath={.a[}'), /--for=jsonpath/);
+});

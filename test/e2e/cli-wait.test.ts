@@ -76,7 +76,7 @@ test('wait with -l waits for every matched object; a selector matching none and 
   assert.equal(missing.stderr, 'Error from server (NotFound): nodes "wt-nope" not found\n');
 });
 
-test('wait times out with kubectl message; --for=delete returns once the object is gone', async () => {
+test('wait times out with kubectl message; --for=delete returns once the object is gone; --for=jsonpath', async () => {
   await createNode('wt-d');
   const timedOut = await meshctl('wait', '--for=condition=Reachable', 'node/wt-d', '--timeout=1s');
   assert.equal(timedOut.code, 1);
@@ -86,6 +86,12 @@ test('wait times out with kubectl message; --for=delete returns once the object 
   const r = await waiting.exited;
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, 'node/wt-d deleted\n');
+  await createNode('wt-j');
+  const spec = start('wait', '--for=jsonpath={.spec.site}=lab', 'node/wt-j', '--timeout=60s');
+  await client.patch('nodes', 'wt-j', { spec: { site: 'lab' } });
+  const j = await spec.exited;
+  assert.equal(j.code, 0, j.stderr);
+  assert.equal(j.stdout, 'node/wt-j condition met\n');
   const bad = await meshctl('wait', '--for=ready', 'node/wt-d');
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /unrecognized condition: "ready"/);
