@@ -32,7 +32,11 @@ export async function watchApply(ctx: CommandContext, opts: ApplyRunOptions): Pr
     depth: opts.recursive ? undefined : 0,
     ignored: (path, stats) => !!stats?.isFile() && !MANIFEST_EXTENSIONS.has(extname(path).toLowerCase()),
   });
-  watcher.on('all', (event, path) => runner.changed(`${event} ${path}`));
+  watcher.on('all', (event, path) => {
+    // An editor's swap and backup files change nothing apply reads.
+    const file = event === 'add' || event === 'change' || event === 'unlink';
+    if (!file || MANIFEST_EXTENSIONS.has(extname(path).toLowerCase())) runner.changed(`${event} ${path}`);
+  });
   watcher.on('error', (e) => ctx.err(`error: watching the manifests: ${(e as Error).message}\n`));
   await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
   await runner.start();

@@ -56,6 +56,11 @@ test('apply --watch applies edits, additions and deletions, survives an invalid 
   writeFileSync(join(dir, 'b.yaml'), node('w-b'));
   await until(async () => (await site('w-b')) === 'home', 'the added file applied');
 
+  // A file apply does not read (an editor's swap file) makes no apply: the next apply is the invalid file's.
+  const count = applies().length;
+  writeFileSync(join(dir, '.b.yaml.swp'), 'not yaml: [');
+  writeFileSync(join(dir, 'notes.txt'), 'hello');
+
   // An invalid file: reported, the last good state kept (w-b stays as it was, nothing pruned), the watch goes on.
   writeFileSync(join(dir, 'b.yaml'), 'kind: Node\nmetadata: [unclosed\n');
   await waitFor(
@@ -64,6 +69,8 @@ test('apply --watch applies edits, additions and deletions, survives an invalid 
     'the report',
   ).catch(fail);
   assert.match(watch.stderr(), /error parsing .*b\.yaml: line \d+, column \d+/);
+  assert.equal(applies().length, count + 1, `the swap file and notes.txt made no apply:\n${applies().join('\n')}`);
+  assert.doesNotMatch(applies().join('\n'), /swp|notes\.txt/);
   assert.equal(await site('w-b'), 'home');
   writeFileSync(join(dir, 'b.yaml'), node('w-b', 'lab'));
   await until(async () => (await site('w-b')) === 'lab', 'the fixed file applied');
