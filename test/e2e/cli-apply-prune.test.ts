@@ -3,7 +3,7 @@
 // members of another set, --dry-run=server and diff --prune showing what would be created, changed and deleted.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type HttpClient } from '../../api/client/http-client.ts';
@@ -103,6 +103,13 @@ test('an empty directory prunes nothing without --allow-empty; an unreadable one
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /does not exist/);
   assert.equal(await exists('nodes', 'em-a'), true);
+
+  symlinkSync(join(root, 'nowhere'), join(d, 'dangling.yaml'));
+  const unreadable = await meshctl('apply', '-f', d, '--prune', '--applyset', 'empty-me', '--allow-empty');
+  assert.equal(unreadable.code, 1);
+  assert.match(unreadable.stderr, /cannot read ".*dangling\.yaml": ENOENT/);
+  assert.equal(await exists('nodes', 'em-a'), true);
+  unlinkSync(join(d, 'dangling.yaml'));
 
   writeFileSync(join(d, 'broken.yaml'), 'kind: Node\nmetadata: [unclosed\n');
   const broken = await meshctl('apply', '-f', d, '--prune', '--applyset', 'empty-me', '--allow-empty');
