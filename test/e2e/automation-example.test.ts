@@ -71,7 +71,11 @@ test('the example labels a node while it is unreachable and removes the label wh
   await agents[0].kill('SIGKILL');
   await waitFor(async () => (await label(NODE)) === 'true', 30_000, 'the label').catch(fail);
   assert.equal(await reachable(), 'False');
-  assert.match(out.stderr(), /"msg":"Labelled node unreachable".*"node":"edge"/);
+  await waitFor(
+    () => /"msg":"Labelled node unreachable".*"node":"edge"/.test(out.stderr()),
+    10_000,
+    'its log line',
+  ).catch(fail);
 
   // The control plane restarts on the same data dir and port: the example's informer resumes, the label stays.
   await cps[0].stop();
@@ -84,7 +88,11 @@ test('the example labels a node while it is unreachable and removes the label wh
   await startAgent(false);
   await waitFor(async () => (await label(NODE)) === undefined, 30_000, 'the label removed').catch(fail);
   assert.equal(await reachable(), 'True');
-  assert.match(out.stderr(), /"msg":"Removed unreachable label".*"node":"edge"/);
+  await waitFor(
+    () => /"msg":"Removed unreachable label".*"node":"edge"/.test(out.stderr()),
+    10_000,
+    'its log line',
+  ).catch(fail);
   assert.equal(await label('never-joined'), undefined, 'a node without a Reachable condition is not labelled');
 
   example.kill('SIGTERM');

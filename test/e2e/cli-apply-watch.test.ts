@@ -57,6 +57,7 @@ test('apply --watch applies edits, additions and deletions, survives an invalid 
   await until(async () => (await site('w-b')) === 'home', 'the added file applied');
 
   // A file apply does not read (an editor's swap file) makes no apply: the next apply is the invalid file's.
+  await waitFor(() => applies().some((l) => / add .*b\.yaml\): applied/.test(l)), 10_000, 'the summary').catch(fail);
   const count = applies().length;
   writeFileSync(join(dir, '.b.yaml.swp'), 'not yaml: [');
   writeFileSync(join(dir, 'notes.txt'), 'hello');
@@ -79,6 +80,7 @@ test('apply --watch applies edits, additions and deletions, survives an invalid 
   unlinkSync(join(dir, 'b.yaml'));
   await until(async () => (await site('w-b')) === undefined, 'the deleted file pruned');
   await waitFor(() => /node\/w-b pruned/.test(watch.stdout()), 10_000, 'the prune printed').catch(fail);
+  await waitFor(() => applies().some((l) => / unlink .*b\.yaml\): applied/.test(l)), 10_000, 'its summary').catch(fail);
 
   // A burst of writes (as a git pull makes) is one apply: count the applies from the burst to a later marker change.
   const before = applies().length;
