@@ -5,6 +5,9 @@
  * parent's `spec.kinds` names, and never guesses: an object without the label is never pruned, and an object
  * that is a member of another set is refused rather than taken over.
  *
+ * The parent's annotation `applyset.meshctl.dev/tooling: meshctl/vX` says which tool manages the set; a parent
+ * managed by another tool is refused, as kubectl refuses one.
+ *
  * The id is kubectl's: `applyset-<base64url(sha256("<name>.<namespace>.<kind>.<group>"))>-v1` of the parent.
  * The parent's `spec.kinds` is widened before the members are applied and narrowed after prune, so a crash
  * between the two leaves a superset, never a kind whose members prune would not see.
@@ -16,9 +19,12 @@ import { API_VERSION, type KubeObject } from '../api/meta/types.ts';
 import type { ApplySet } from '../api/v1alpha1/generated/applyset.ts';
 import { KINDS } from '../api/v1alpha1/kinds.ts';
 import { CliError } from './errors.ts';
+import { CLIENT_VERSION } from './version.ts';
 
 /** The parent's label holding the set's id. */
 export const APPLYSET_ID_LABEL = 'applyset.meshctl.dev/id';
+/** The parent's annotation naming the tool that manages the set (kubectl's `applyset.kubernetes.io/tooling`). */
+export const TOOLING_ANNOTATION = 'applyset.meshctl.dev/tooling';
 /** The label on every member: the id of its set. */
 export const PART_OF_LABEL = 'applyset.meshctl.dev/part-of';
 /** Annotation that keeps an object from being pruned when set to `disabled`. */
@@ -77,6 +83,9 @@ export async function readParent(client: Client, name: string): Promise<{ parent
 }
 
 function checkParent(parent: ApplySet, name: string): void {
+  const tooling = parent.metadata.annotations?.[TOOLING_ANNOTATION];
+  if (tooling !== undefined && !tooling.startsWith('meshctl/'))
+    throw new CliError(`applyset/${name} is managed by ${tooling} (${TOOLING_ANNOTATION}), not meshctl`);
   const id = parent.metadata.labels?.[APPLYSET_ID_LABEL];
   if (id !== undefined && id !== applySetId(name))
     throw new CliError(`applyset/${name} has the label ${APPLYSET_ID_LABEL}=${id}, not ${applySetId(name)}`);
@@ -90,13 +99,14 @@ export async function writeParent(
   exists: boolean,
 ): Promise<ApplySet> {
   const labels = { [APPLYSET_ID_LABEL]: applySetId(name) };
+  const annotations = { [TOOLING_ANNOTATION]: `meshctl/${CLIENT_VERSION}` };
   const body = { spec: { kinds: sortKinds(spec.kinds), source: spec.source } };
-  if (exists) return client.patch('applysets', name, { metadata: { labels }, ...body });
+  if (exists) return client.patch('applysets', name, { metadata: { labels, annotations }, ...body });
   try {
     return await client.create('applysets', {
       apiVersion: API_VERSION,
       kind: 'ApplySet',
-      metadata: { name, labels },
+      metadata: { name, labels, annotations },
       ...body,
     });
   } catch (e) {

@@ -74,6 +74,7 @@ test('prune deletes what the directory no longer contains, and only members of i
   const id = parent.metadata.labels?.['applyset.meshctl.dev/id'];
   assert.match(id ?? '', /^applyset-[A-Za-z0-9_-]{43}-v1$/);
   assert.equal((await client.get('nodes', 'pr-a')).metadata.labels?.['applyset.meshctl.dev/part-of'], id);
+  assert.match(parent.metadata.annotations?.['applyset.meshctl.dev/tooling'] ?? '', /^meshctl\/v\d+\.\d+\.\d+/);
 
   rmSync(join(d, 'sub'), { recursive: true });
   const second = await meshctl('apply', '-f', d, '-R', '--prune', '--applyset', 'site');
@@ -175,6 +176,24 @@ test('--dry-run=server and diff --prune show what would be created, changed and 
     /diff -u -N live\/nodes.meshctl.dev\/pv-b merged\/nodes.meshctl.dev\/pv-b\n[^]*-  name: pv-b\n/,
   );
   assert.equal(((await client.get('nodes', 'pv-a')).spec as { site: string }).site, 'home');
+});
+
+test('a parent managed by another tool is refused, and nothing is applied or pruned', async () => {
+  await client.create('applysets', {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'ApplySet',
+    metadata: { name: 'foreign', annotations: { 'applyset.meshctl.dev/tooling': 'kubectl/v1.32.0' } },
+    spec: { kinds: ['Node'] },
+  });
+  const d = dir('foreign');
+  writeFileSync(join(d, 'a.yaml'), node('fg-a'));
+  const r = await meshctl('apply', '-f', d, '--prune', '--applyset', 'foreign');
+  assert.equal(r.code, 1);
+  assert.equal(
+    r.stderr,
+    'error: applyset/foreign is managed by kubectl/v1.32.0 (applyset.meshctl.dev/tooling), not meshctl\n',
+  );
+  assert.equal(await exists('nodes', 'fg-a'), false);
 });
 
 test('--prune needs --applyset', async () => {
