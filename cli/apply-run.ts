@@ -74,7 +74,10 @@ async function applyAsSet(
     return false;
   }
   if (!(await runPrune(client, plan, { dryRun: opts.dryRun, out: ctx.out, err: ctx.err, formatError }))) return false;
-  if (!opts.dryRun && (parent || docs.length)) await writeParent(client, prune.applySet, { kinds, source }, true);
+  // Members kept by their annotation stay members: their kinds stay listed, so removing the annotation prunes them.
+  const remaining = [...kinds, ...plan.keep.map((o) => o.kind)];
+  if (!opts.dryRun && (parent || docs.length))
+    await writeParent(client, prune.applySet, { kinds: remaining, source }, true);
   return ok;
 }
 

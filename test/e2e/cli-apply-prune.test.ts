@@ -135,6 +135,17 @@ test('an object annotated meshctl.dev/prune: disabled is kept; a member of anoth
   assert.equal(run.code, 0, run.stderr);
   assert.equal(run.stdout, 'node/kp-b unchanged\nnode/kp-a kept (annotated meshctl.dev/prune: disabled)\n');
   assert.equal(await exists('nodes', 'kp-a'), true);
+  // Kept members stay members: once the annotation is gone, the next prune deletes it even if its kind left.
+  const kModule = `apiVersion: meshctl.dev/v1alpha1\nkind: Module\nmetadata:\n  name: kp-m\n  annotations:\n    meshctl.dev/prune: disabled\nspec:\n  version: 1.0.0\n  resources: []\n`;
+  writeFileSync(join(d, 'm.yaml'), kModule);
+  assert.equal((await meshctl('apply', '-f', d, '--prune', '--applyset', 'keep')).code, 0);
+  unlinkSync(join(d, 'm.yaml'));
+  assert.equal((await meshctl('apply', '-f', d, '--prune', '--applyset', 'keep')).code, 0);
+  assert.deepEqual((await client.get('applysets', 'keep')).spec?.kinds, ['Node', 'Module']);
+  await client.patch('modules', 'kp-m', { metadata: { annotations: { 'meshctl.dev/prune': null } } });
+  const pruned = await meshctl('apply', '-f', d, '--prune', '--applyset', 'keep');
+  assert.match(pruned.stdout, /^module\/kp-m pruned$/m);
+  assert.equal(await exists('modules', 'kp-m'), false);
 
   const other = dir('other');
   writeFileSync(join(other, 'b.yaml'), node('kp-b', 'office'));
