@@ -91,25 +91,30 @@ export async function getIfExists(client: Client, plural: string, name: string):
   }
 }
 
-/** Applies one manifest object; rejects with the server's ApiError (Invalid, Forbidden, …). */
+/**
+ * Applies one manifest object; rejects with the server's ApiError (Invalid, Forbidden, …). `check` sees the live
+ * object first and may throw to leave it alone (apply --prune refuses members of another applyset).
+ */
 export async function applyObject(
   client: Client,
   kind: KindInfo,
   manifest: KubeObject,
-  opts: { dryRun?: boolean } = {},
+  opts: { dryRun?: boolean; check?: (live: KubeObject) => void } = {},
 ): Promise<ApplyResult> {
   const desired = desiredObject(manifest);
   const name = desired.metadata.name as string;
+  const writeOpts = { dryRun: opts.dryRun };
   let lastError: unknown;
   for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
     const live = await getIfExists(client, kind.plural, name);
+    if (live) opts.check?.(live);
     try {
-      if (!live) return { action: 'created', object: await client.create(kind.plural, desired, opts) };
+      if (!live) return { action: 'created', object: await client.create(kind.plural, desired, writeOpts) };
       const patch = applyPatch(desired, live);
       if (!Object.keys(patch).length) return { action: 'unchanged', object: live, live };
       const metaPatch = isObject(patch.metadata) ? patch.metadata : {};
       patch.metadata = { ...metaPatch, resourceVersion: live.metadata.resourceVersion };
-      return { action: 'configured', object: await client.patch(kind.plural, name, patch, opts), live };
+      return { action: 'configured', object: await client.patch(kind.plural, name, patch, writeOpts), live };
     } catch (e) {
       // AlreadyExists: created meanwhile; Conflict: changed meanwhile. Both: look again.
       if (!isReason(e, 'Conflict') && !isReason(e, 'AlreadyExists')) throw e;

@@ -30,7 +30,7 @@ test('commands, filtered by the typed prefix, after global flags', async () => {
 
 test('kinds (plural, singular, short names), comma lists, all; names of the kind', async () => {
   assert.deepEqual(await at('get', 'no'), ['nodes', 'node', 'no']);
-  assert.deepEqual(await at('get', 'a'), ['assignments', 'assignment', 'asg', 'all']);
+  assert.deepEqual(await at('get', 'a'), ['assignments', 'assignment', 'asg', 'applysets', 'applyset', 'aps', 'all']);
   assert.deepEqual(await at('get', 'nodes,mod'), ['nodes,modules', 'nodes,module', 'nodes,mod']);
   assert.deepEqual(await at('get', 'no', ''), ['alpha', 'beta']);
   assert.deepEqual(await at('get', 'Nodes', 'alpha', ''), ['beta'], 'a name already given is not offered again');

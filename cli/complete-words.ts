@@ -132,6 +132,7 @@ const POSITIONALS: Record<string, PositionalCompleter> = {
   get: resources({ allowAll: true }),
   describe: resources({ allowAll: false }),
   delete: resources({ allowAll: false }),
+  wait: resources({ allowAll: false }),
   logs: first((s) => s.names('nodes')),
   token: async (prev, _cur, s) =>
     prev.length === 0 ? ['create', 'list', 'delete'] : prev[0] === 'delete' ? s.names('jointokens') : [],

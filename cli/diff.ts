@@ -10,8 +10,10 @@ import type { KindInfo } from '../api/v1alpha1/kind-info.ts';
 import { LAST_APPLIED, applyPatch, desiredObject, getIfExists } from './apply-object.ts';
 import { docContext, reportProblems } from './apply.ts';
 import { FLAGS, type Command, type CommandContext } from './command.ts';
-import { EXIT_OK, formatError, reportError } from './errors.ts';
-import { loadManifests } from './manifests.ts';
+import { EXIT_OK, UsageError, formatError, reportError } from './errors.ts';
+import { loadManifests, type ManifestDoc } from './manifests.ts';
+import { applySetId, asMember, memberKey, readParent } from './applyset.ts';
+import { checkPrunable, listMembers, planPrune } from './prune.ts';
 import { toYaml } from './printers/output.ts';
 import { kindOfObject } from './resources.ts';
 import { unifiedDiff } from './unified-diff.ts';
@@ -21,11 +23,21 @@ const EXIT_ERROR = 2;
 
 /** The `diff` command. */
 export const command: Command = {
-  usage: 'diff -f FILE|DIR|- [-R]',
+  usage: 'diff -f FILE|DIR|- [-R] [--prune --applyset NAME [--allow-empty]]',
   description:
-    'Show the differences between the live objects and what `apply -f` would make of them. Exit code 0: no differences; 1: differences; 2: an error.',
-  examples: ['meshctl diff -f manifests/samples/', 'meshctl diff -f node.yaml && echo up to date'],
-  flags: [FLAGS.filename, FLAGS.recursive],
+    'Show the differences between the live objects and what `apply -f` would make of them; with --prune also the members of the applyset that apply --prune would delete. Exit code 0: no differences; 1: differences; 2: an error.',
+  examples: [
+    'meshctl diff -f manifests/samples/',
+    'meshctl diff -f node.yaml && echo up to date',
+    'meshctl diff -f site/ -R --prune --applyset site',
+  ],
+  flags: [
+    FLAGS.filename,
+    FLAGS.recursive,
+    { name: 'prune', type: 'boolean', help: 'also show the applyset members apply --prune would delete' },
+    { name: 'applyset', type: 'string', arg: 'NAME', help: 'the ApplySet of --prune' },
+    { name: 'allow-empty', type: 'boolean', help: 'as apply --prune --allow-empty' },
+  ],
   run: async (ctx) => {
     try {
       return await run(ctx);
@@ -42,14 +54,17 @@ async function run(ctx: CommandContext): Promise<number> {
     ctx.err("error: must specify one of -f\nSee 'meshctl diff --help' for usage.\n");
     return EXIT_ERROR;
   }
+  const applySet = ctx.args.bool('prune') ? ctx.args.str('applyset') : undefined;
+  if (ctx.args.bool('prune') && !applySet) throw new UsageError('--prune needs --applyset NAME');
   const { docs, problems } = await loadManifests(files, { recursive: ctx.args.bool('recursive') });
   reportProblems(ctx, problems);
   let failed = problems.length > 0;
   let different = false;
+  const id = applySet ? applySetId(applySet) : undefined;
   for (const doc of docs) {
     try {
       const kind = kindOfObject(doc.object);
-      const text = await diffObject(ctx.client(), kind, doc.object);
+      const text = await diffObject(ctx.client(), kind, id ? asMember(doc.object, id) : doc.object);
       if (text) {
         ctx.out(text);
         different = true;
@@ -59,7 +74,34 @@ async function run(ctx: CommandContext): Promise<number> {
       failed = true;
     }
   }
+  if (applySet) {
+    const opts = { applySet, allowEmpty: ctx.args.bool('allow-empty'), problems: problems.length };
+    if (await diffPrune(ctx, docs, opts)) different = true;
+  }
   return failed ? EXIT_ERROR : different ? EXIT_DIFFERENT : EXIT_OK;
+}
+
+/** Prints a diff to nothing for each member apply --prune would delete; resolves true if there is one. */
+async function diffPrune(
+  ctx: CommandContext,
+  docs: ManifestDoc[],
+  opts: { applySet: string; allowEmpty: boolean; problems: number },
+): Promise<boolean> {
+  const client = ctx.client();
+  const { kinds } = await readParent(client, opts.applySet);
+  const members = await listMembers(client, applySetId(opts.applySet), [...kinds, ...docs.map((d) => d.object.kind)]);
+  const plan = planPrune(members, new Set(docs.map((d) => memberKey(d.object))));
+  checkPrunable(plan, { objects: docs.length, ...opts });
+  for (const obj of plan.delete) {
+    const info = kindOfObject(obj);
+    const path = `${info.plural}.meshctl.dev/${obj.metadata.name}`;
+    const body = unifiedDiff(await toYaml(withoutNoise(obj)), '', {
+      fromFile: `live/${path}`,
+      toFile: `merged/${path}`,
+    });
+    ctx.out(`diff -u -N live/${path} merged/${path}\n${body}`);
+  }
+  return plan.delete.length > 0;
 }
 
 /** The unified diff for one manifest object, or '' when apply would change nothing. */

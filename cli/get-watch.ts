@@ -9,7 +9,9 @@
  * A table prints a row only when what it shows changed: a heartbeat writes a Node's status twice (the agent's
  * report, then the controller's conditions), and the second write changes nothing a row shows. Both rows are
  * rendered at the same instant (ages included), so only a visible difference prints. `-o yaml|json|name`
- * print every event, as kubectl does.
+ * print every event, as kubectl does; `-o json` prints each object on one line (for shell pipelines: `jq -c`,
+ * `while read`), and with `--output-watch-events` each event as `{"type":"MODIFIED","object":{…}}`, kubectl's
+ * watch-event shape (the objects of the first list are ADDED).
  */
 import { isUnreachable } from '../api/client/http-transport.ts';
 import { startListWatch } from '../api/client/list-watch.ts';
@@ -38,7 +40,8 @@ class WatchPrinter {
   }
 
   /** Prints the objects whose row differs from the one last printed for them (all of them for yaml, json, name). */
-  async printChanged(objects: KubeObject[], deleted = false): Promise<void> {
+  async printChanged(objects: KubeObject[], type: ObjectEvent['type'] = 'ADDED'): Promise<void> {
+    const deleted = type === 'DELETED';
     const now = Date.now();
     const row = (o: KubeObject): string => JSON.stringify(tableRow(this.target.kind, o, { ...this.table, now }));
     const changed = objects.filter((o) => {
@@ -48,7 +51,7 @@ class WatchPrinter {
       else this.shown.set(key, o);
       return deleted || !this.tabular() || before === undefined || row(before) !== row(o);
     });
-    if (changed.length) await this.print(changed);
+    if (changed.length) await this.print(changed, type);
   }
 
   /** After a relist: forgets the objects that are gone (kubectl prints nothing for them either). */
@@ -62,9 +65,14 @@ class WatchPrinter {
     return output !== 'yaml' && output !== 'json' && output !== 'name';
   }
 
-  private async print(objects: KubeObject[]): Promise<void> {
+  private async print(objects: KubeObject[], type: ObjectEvent['type']): Promise<void> {
     const output = this.ctx.args.str('output');
-    if (output === 'yaml' || output === 'json' || output === 'name') {
+    if (output === 'json') {
+      const events = this.ctx.args.bool('output-watch-events');
+      for (const o of objects) this.ctx.out(JSON.stringify(events ? { type, object: o } : o) + '\n');
+      return;
+    }
+    if (output === 'yaml' || output === 'name') {
       for (const o of objects) {
         const text = await renderObjects([o], output, { single: true, singular: () => this.target.kind.singular });
         this.ctx.out(output === 'yaml' ? `---\n${text}` : text);
@@ -103,7 +111,7 @@ export async function watchTarget(ctx: CommandContext, target: Target): Promise<
       else if (!listed) ctx.err('No resources found\n');
       listed = true;
     },
-    onEvent: (event: ObjectEvent) => printer.printChanged([event.object], event.type === 'DELETED'),
+    onEvent: (event: ObjectEvent) => printer.printChanged([event.object], event.type),
     onContact() {
       contacted = true;
       lost = false;

@@ -30,6 +30,7 @@ export const command: Command = {
     'meshctl get node node-a -o yaml',
     'meshctl get assignments -l app=web -o wide',
     'meshctl get nodes -w',
+    'meshctl get nodes -w -o json | jq -r .metadata.name',
   ],
   flags: [
     FLAGS.output(OUTPUTS),
@@ -37,6 +38,11 @@ export const command: Command = {
     FLAGS.fieldSelector,
     { name: 'watch', short: 'w', type: 'boolean', help: 'after listing, watch for changes' },
     { name: 'watch-only', type: 'boolean', help: 'watch for changes without listing first' },
+    {
+      name: 'output-watch-events',
+      type: 'boolean',
+      help: 'with -w -o json: print each event as {"type":…,"object":…}, one a line',
+    },
     { name: 'no-headers', type: 'boolean', help: 'do not print table headers' },
     { name: 'show-labels', type: 'boolean', help: 'add a LABELS column' },
   ],

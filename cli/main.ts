@@ -29,6 +29,7 @@ const COMMANDS: Record<string, CommandEntry> = {
   apply: { summary: 'Create or update resources from manifest files', load: () => import('./apply.ts') },
   delete: { summary: 'Delete resources by name or from manifest files', load: () => import('./delete.ts') },
   diff: { summary: 'Show what apply would change', load: () => import('./diff.ts') },
+  wait: { summary: 'Wait for a condition on resources, or for their deletion', load: () => import('./wait.ts') },
   logs: { summary: 'Print the log of a service on a node (-f to follow)', load: () => import('./logs.ts') },
   'api-resources': { summary: 'List the resource types the API serves', load: () => import('./api-resources.ts') },
   version: { summary: 'Print the client and server versions', load: () => import('./version.ts') },

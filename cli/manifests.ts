@@ -33,7 +33,7 @@ export interface LoadedManifests {
 
 const EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
 
-/** Lists the files named by `-f` arguments; a path that does not exist is a CliError (nothing is applied). */
+/** Lists the files named by `-f` arguments; a path that does not exist or a directory that cannot be read is a CliError (nothing is applied). */
 export function expandPaths(paths: string[], recursive: boolean): string[] {
   const files: string[] = [];
   for (const p of paths) {
@@ -55,15 +55,24 @@ export function expandPaths(paths: string[], recursive: boolean): string[] {
 
 function listDir(dir: string, recursive: boolean): string[] {
   const out: string[] = [];
-  for (const name of readdirSync(dir).sort()) {
+  for (const name of unreadable(dir, () => readdirSync(dir).sort())) {
     const p = join(dir, name);
-    if (statSync(p).isDirectory()) {
+    if (unreadable(p, () => statSync(p).isDirectory())) {
       if (recursive) out.push(...listDir(p, recursive));
     } else if (EXTENSIONS.has(extname(name).toLowerCase())) {
       out.push(p);
     }
   }
   return out;
+}
+
+/** Runs a read of `path`; its failure (EACCES, a dangling link) is a CliError naming the path. */
+function unreadable<T>(path: string, read: () => T): T {
+  try {
+    return read();
+  } catch (e) {
+    throw new CliError(`cannot read "${path}": ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
 }
 
 /** Reads and parses every manifest named by `-f` arguments. */

@@ -9,10 +9,22 @@ function schemaOf(kind: string): { $id: string; properties: Record<string, { con
 }
 
 describe('KINDS', () => {
-  it('lists the ten kinds of meshctl.dev/v1alpha1', () => {
+  it('lists the eleven kinds of meshctl.dev/v1alpha1', () => {
     assert.deepEqual(
       KINDS.map((k) => k.kind),
-      ['Mesh', 'Node', 'Module', 'Assignment', 'Declaration', 'Route', 'Certificate', 'JoinToken', 'Backup', 'Event'],
+      [
+        'Mesh',
+        'Node',
+        'Module',
+        'Assignment',
+        'Declaration',
+        'Route',
+        'Certificate',
+        'JoinToken',
+        'Backup',
+        'ApplySet',
+        'Event',
+      ],
     );
   });
 
@@ -45,7 +57,7 @@ describe('KINDS', () => {
     }
   });
 
-  it('makes Mesh a singleton named mesh, and Event statusless', () => {
+  it('makes Mesh a singleton named mesh, and ApplySet and Event statusless', () => {
     assert.equal(kindByKind('Mesh')?.singletonName, 'mesh');
     assert.deepEqual(
       KINDS.filter((k) => k.singletonName).map((k) => k.kind),
@@ -53,7 +65,7 @@ describe('KINDS', () => {
     );
     assert.deepEqual(
       KINDS.filter((k) => !k.hasStatus).map((k) => k.kind),
-      ['Event'],
+      ['ApplySet', 'Event'],
     );
   });
 

@@ -197,6 +197,19 @@ const BACKUP: KindInfo = {
   ],
 };
 
+const APPLY_SET: KindInfo = {
+  kind: 'ApplySet',
+  plural: 'applysets',
+  singular: 'applyset',
+  shortNames: ['aps'],
+  hasStatus: false,
+  columns: [
+    { name: 'Kinds', jsonPath: '.spec.kinds', type: 'string', description: 'Kinds its members may have' },
+    wide({ name: 'Source', jsonPath: '.spec.source', type: 'string' }),
+    wide({ name: 'ID', jsonPath: '.metadata.labels.applyset\\.meshctl\\.dev/id', type: 'string' }),
+  ],
+};
+
 const EVENT: KindInfo = {
   kind: 'Event',
   plural: 'events',
@@ -227,6 +240,7 @@ export const KINDS: readonly KindInfo[] = Object.freeze([
   CERTIFICATE,
   JOIN_TOKEN,
   BACKUP,
+  APPLY_SET,
   EVENT,
 ]);
 

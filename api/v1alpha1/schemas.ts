@@ -2,6 +2,7 @@
  * The JSON Schema of every kind, by kind name: what validation compiles. Kept apart from the kind
  * registry (kinds.ts) so that the CLI, which needs only names and columns, does not load them.
  */
+import applysetSchema from './schemas/applyset.schema.json' with { type: 'json' };
 import assignmentSchema from './schemas/assignment.schema.json' with { type: 'json' };
 import backupSchema from './schemas/backup.schema.json' with { type: 'json' };
 import certificateSchema from './schemas/certificate.schema.json' with { type: 'json' };
@@ -14,6 +15,7 @@ import nodeSchema from './schemas/node.schema.json' with { type: 'json' };
 import routeSchema from './schemas/route.schema.json' with { type: 'json' };
 
 const SCHEMAS: Readonly<Record<string, object>> = {
+  ApplySet: applysetSchema,
   Assignment: assignmentSchema,
   Backup: backupSchema,
   Certificate: certificateSchema,

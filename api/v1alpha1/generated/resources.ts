@@ -3,6 +3,7 @@
  * Change the schema and run `npm run gen`.
  */
 import type { KubeObject } from '../../meta/types.ts';
+import type { ApplySet } from './applyset.ts';
 import type { Assignment } from './assignment.ts';
 import type { Backup } from './backup.ts';
 import type { Certificate } from './certificate.ts';
@@ -25,6 +26,7 @@ export interface ResourceTypes {
   certificates: Certificate;
   jointokens: JoinToken;
   backups: Backup;
+  applysets: ApplySet;
   events: Event;
 }
 
