@@ -138,4 +138,20 @@ test("no response to a node or the admin carries another node's private key", as
     'a key appears only in a node’s own material',
   );
   assert.ok(seen.length > 100, `walked ${seen.length} responses`);
+  const code = (who: Who, path: string): number | undefined =>
+    Number(/→ (\d+)$/.exec(seen.find((s) => s.who === who && s.what.startsWith(`GET ${path} {}`))?.what ?? '')?.[1]);
+  assert.deepEqual(
+    [code('node-b', certificateMaterialPath('site-a')), code('admin', certificateMaterialPath('site-a'))],
+    [403, 403],
+  );
+  assert.deepEqual(
+    [
+      code('node-a', acmeChallengePath('site-a', 'some-token')),
+      code('node-b', acmeChallengePath('site-a', 'some-token')),
+      code('admin', acmeChallengePath('site-a', 'some-token')),
+    ],
+    [404, 403, 403],
+    'a challenge is for the certificate’s node only (404: none pending)',
+  );
+  assert.deepEqual([code('admin', '/metrics'), code('node-a', '/metrics')], [200, 403], '/metrics is the admin’s');
 });
