@@ -48,15 +48,21 @@ export function acmeIssuer(opts: AcmeIssuerOptions): Issuer {
       const accountKey = await opts.vault.acmeAccountKey(mesh, cfg.directoryUrl, async () =>
         (await acme.crypto.createPrivateEcdsaKey()).toString(),
       );
+      // Registered once: with the account URL, acme-client skips registration, which for an existing account
+      // is an update that a CA refuses when it changes nothing (pebble: "empty update", without an e-mail).
+      const accountUrl = opts.vault.acmeAccountUrl(cfg.directoryUrl);
       const client = new acme.Client({
         directoryUrl: cfg.directoryUrl,
         accountKey,
+        ...(accountUrl ? { accountUrl } : {}),
         backoffMin: opts.pollMs?.min ?? 1000,
         backoffMax: opts.pollMs?.max ?? 10_000,
         backoffAttempts: 30,
       });
       try {
-        return await order(client, cert, cfg.email, opts.challenges);
+        const issued = await order(client, cert, cfg.email, opts.challenges);
+        if (!accountUrl) await opts.vault.saveAcmeAccountUrl(mesh, client.getAccountUrl());
+        return issued;
       } catch (e) {
         throw asIssueError(e, cfg.directoryUrl);
       }
