@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../meta/api-error.ts';
 import type { Store } from '../store/types.ts';
 import type { Authenticator, Authorizer, Identity } from './access/auth.ts';
-import { adminOnly, clientKey, unauthorized } from './access/auth.ts';
+import { adminOnly, clientKey, forbidden, unauthorized } from './access/auth.ts';
 import { SharedLists, type SharedListStats } from './resources/shared-lists.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './http/body.ts';
 import { InflightLimiter, type InflightLimits, type InflightStats } from './http/inflight.ts';
@@ -23,6 +23,7 @@ import { serveResource } from './resources/resource-router.ts';
 import { checkDotSegments, matchRoute, notFoundPath, type Route } from './http/routes.ts';
 import { requireMethod, sendError, sendJson, sendText, toApiError } from './http/respond.ts';
 import { WatchRegistry } from './resources/watch.ts';
+import { serveCertificateEndpoint, type CertificateEndpoints } from './certs/certificate-endpoints.ts';
 
 /** Options of `createApp`. */
 export interface AppOptions {
@@ -37,6 +38,10 @@ export interface AppOptions {
   join?: JoinEndpoints;
   /** Where nodes' service logs are kept (the control plane's `DIR/logs`); absent: `nodes/<node>/logs` is a 404. */
   logsDir?: string;
+  /** A Certificate's material and pending ACME challenges (certs/); absent: those endpoints answer 404. */
+  certificates?: CertificateEndpoints;
+  /** More Prometheus text `GET /metrics` appends to the server's own (the controllers' gauges). */
+  metrics?: () => string;
   /** Request body limit in bytes (default 3 MiB); larger bodies get 413. */
   maxBodyBytes?: number;
   /** Interval of watch heartbeats and bookmarks in ms (default 15 000). */
@@ -76,6 +81,8 @@ export function createApp(opts: AppOptions): App {
     storeFor: opts.storeFor,
     join: opts.join,
     logs: opts.logsDir ? new LogFiles({ dir: opts.logsDir }) : undefined,
+    certificates: opts.certificates,
+    extraMetrics: opts.metrics,
   };
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const where = { method: req.method, path: req.url?.split('?')[0]?.slice(0, 200) };
@@ -101,9 +108,14 @@ export function createApp(opts: AppOptions): App {
 
 /** The configuration the dispatcher and resource router share. */
 export type AppConfig = Required<
-  Omit<AppOptions, 'watchHeartbeatMs' | 'storeFor' | 'join' | 'logsDir' | 'inflight' | 'maxListBytes'>
+  Omit<
+    AppOptions,
+    'watchHeartbeatMs' | 'storeFor' | 'join' | 'logsDir' | 'inflight' | 'maxListBytes' | 'certificates' | 'metrics'
+  >
 > &
-  Pick<AppOptions, 'storeFor' | 'join'> & {
+  Pick<AppOptions, 'storeFor' | 'join' | 'certificates'> & {
+    /** More exposition text `/metrics` appends (the controllers' gauges). */
+    extraMetrics?: () => string;
     heartbeatMs: number;
     watches: WatchRegistry;
     limiter: InflightLimiter;
@@ -131,6 +143,11 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
   cfg.limiter.admit(res, clientKey(identity), longRunning(route, url));
   if (!route || route.type === 'join') throw notFoundPath();
   if (route.type === 'logs') return serveLogs(cfg, { req, res, url, method, identity, node: route.node });
+  if (route.type === 'certificate') {
+    const { store, authorize } = cfg;
+    serveCertificateEndpoint(cfg.certificates, { res, method, path: url.pathname, identity, route, store, authorize });
+    return undefined;
+  }
   if (route.type === 'discovery') {
     requireMethod(res, method, ['GET', 'HEAD']);
     const refused = cfg.authorize(identity, { verb: 'get', path: url.pathname });
@@ -166,7 +183,7 @@ function serveMetrics(cfg: AppConfig, identity: Identity, res: ServerResponse, m
   requireMethod(res, method, ['GET', 'HEAD']);
   const refused = adminOnly(identity, { verb: 'get', path: url.pathname });
   if (refused) throw refused;
-  const text = cfg.metrics.render(cfg.limiter.stats());
+  const text = cfg.metrics.render(cfg.limiter.stats()) + (cfg.extraMetrics?.() ?? '');
   res.writeHead(200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
   return undefined;
