@@ -21,6 +21,8 @@ import { serveResource } from './resources/resource-router.ts';
 import { checkDotSegments, matchRoute, notFoundPath, type Route } from './http/routes.ts';
 import { requireMethod, sendError, sendJson, sendText } from './http/respond.ts';
 import { WatchRegistry } from './resources/watch.ts';
+import { isBackupEndpoint, serveBackupEndpoint } from './backup/backup-endpoints.ts';
+import type { BackupService } from './backup/backup-service.ts';
 
 /** Options of `createApp`. */
 export interface AppOptions {
@@ -35,6 +37,8 @@ export interface AppOptions {
   join?: JoinEndpoints;
   /** Where nodes' service logs are kept (the control plane's `DIR/logs`); absent: `nodes/<node>/logs` is a 404. */
   logsDir?: string;
+  /** Taking and pulling backups (backup/backup-endpoints.ts); absent: `POST backups` is the plain resource API. */
+  backups?: BackupService;
   /** Request body limit in bytes (default 3 MiB); larger bodies get 413. */
   maxBodyBytes?: number;
   /** Interval of watch heartbeats and bookmarks in ms (default 15 000). */
@@ -70,6 +74,7 @@ export function createApp(opts: AppOptions): App {
     lists: new SharedLists(),
     storeFor: opts.storeFor,
     join: opts.join,
+    backups: opts.backups,
     logs: opts.logsDir ? new LogFiles({ dir: opts.logsDir }) : undefined,
   };
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
@@ -90,8 +95,10 @@ export function createApp(opts: AppOptions): App {
 }
 
 /** The configuration the dispatcher and resource router share. */
-export type AppConfig = Required<Omit<AppOptions, 'watchHeartbeatMs' | 'storeFor' | 'join' | 'logsDir' | 'inflight'>> &
-  Pick<AppOptions, 'storeFor' | 'join'> & {
+export type AppConfig = Required<
+  Omit<AppOptions, 'watchHeartbeatMs' | 'storeFor' | 'join' | 'logsDir' | 'inflight' | 'backups'>
+> &
+  Pick<AppOptions, 'storeFor' | 'join' | 'backups'> & {
     heartbeatMs: number;
     watches: WatchRegistry;
     limiter: InflightLimiter;
@@ -135,6 +142,10 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
       maxBodyBytes: cfg.maxBodyBytes,
       logger: cfg.logger,
     });
+  }
+  if (cfg.backups && isBackupEndpoint(route, method)) {
+    const call = { req, res, url, method, identity, route, store: cfg.store, maxBodyBytes: cfg.maxBodyBytes };
+    return serveBackupEndpoint(cfg.backups, call);
   }
   return serveResource(forRequest(cfg, identity, url), { req, res, url, method, identity, route });
 }
