@@ -27,7 +27,8 @@ import { meshAccess } from '../api/server/access/mesh-access.ts';
 import type { JoinRate } from '../api/server/access/join-handler.ts';
 import type { EventLimits } from '../api/server/access/event-quota.ts';
 import type { Clock } from '../api/meta/clock.ts';
-import type { Logger } from '../api/meta/logger.ts';
+import { silentLogger, type Logger } from '../api/meta/logger.ts';
+import { createBackupService, type BackupService } from '../api/server/backup/backup-service.ts';
 import { openStore, type FileStore, type OpenStoreOptions } from '../api/store/index.ts';
 
 /** The repository root (where `controllers/main.ts` lives). */
@@ -61,6 +62,8 @@ export interface StartServerOptions {
   /** meshAccess's event quota of a node (default the control plane's). */
   eventLimits?: EventLimits;
   logger?: Logger;
+  /** Serve the backup endpoints (api/server/backup/), with `clock` when given. */
+  backups?: boolean;
 }
 
 /** A running in-process server. */
@@ -72,6 +75,8 @@ export interface TestServer {
   adminToken: string;
   store: FileStore;
   app: App;
+  /** The backup service, when started with `backups`. */
+  backups?: BackupService;
   /** A request with the admin token (unless `headers.authorization` is given; `null` sends none). */
   request(method: string, path: string, body?: unknown, headers?: Record<string, string | null>): Promise<HttpResult>;
   /** Closes server and store; removes the data dir unless it was passed in. */
@@ -94,6 +99,14 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
         ...(opts.eventLimits ? { eventLimits: opts.eventLimits } : {}),
       })
     : undefined;
+  const backups = opts.backups
+    ? createBackupService({
+        store,
+        dataDir,
+        logger: opts.logger ?? silentLogger,
+        ...(opts.clock ? { clock: opts.clock } : {}),
+      })
+    : undefined;
   const byTokens = bearerAuthenticator({ adminTokenSha256: files.adminTokenSha256, resolve: (h) => extra.get(h) });
   const app = createApp({
     store,
@@ -105,6 +118,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
     ...(opts.maxBodyBytes ? { maxBodyBytes: opts.maxBodyBytes } : {}),
     ...(opts.inflight ? { inflight: opts.inflight } : {}),
     ...(opts.logger ? { logger: opts.logger } : {}),
+    ...(backups ? { backups } : {}),
   });
   const tls = opts.insecure ? undefined : { cert: files.serving.certPem, key: files.serving.keyPem };
   const server = await listen({ app, host: '127.0.0.1', port: 0, ...(tls ? { tls } : {}) });
@@ -119,6 +133,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
     adminToken: files.adminToken,
     store,
     app,
+    ...(backups ? { backups } : {}),
     request: (method, path, body, headers) => httpRequest(config, method, path, body, headers),
     async stop() {
       if (stopped) return;
