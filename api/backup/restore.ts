@@ -29,11 +29,11 @@ import { hashToken } from '../server/access/auth.ts';
 import { openStore, type FileStore } from '../store/index.ts';
 import type { Declaration } from '../v1alpha1/generated/index.ts';
 import { BackupError } from './archive.ts';
+import { RESTORED_FROM } from './restored-from.ts';
 import type { Manifest } from './manifest.ts';
 import { verifyArchive, writeMembers } from './verify.ts';
 
-/** The annotation a re-issued Declaration carries: `<backup name> rv <resourceVersion>`. */
-export const RESTORED_FROM = 'meshctl.dev/restored-from';
+export { RESTORED_FROM } from './restored-from.ts';
 
 /** Options of `restoreArchive`. */
 export interface RestoreOptions {
