@@ -21,7 +21,8 @@ import { bodyFormat, parseBody, readBody } from '../http/body.ts';
 import { requireMethod, sendJson } from '../http/respond.ts';
 import type { Route } from '../http/routes.ts';
 import type { Store } from '../../store/types.ts';
-import type { BackupService } from './backup-service.ts';
+import type { BackupService, TakeRequest } from './backup-service.ts';
+import type { Backup } from '../../v1alpha1/generated/index.ts';
 
 /** A request the dispatcher routed to `backups`. */
 export interface BackupCall {
@@ -55,21 +56,20 @@ export function serveBackupEndpoint(service: BackupService, c: BackupCall): Prom
 
 async function createBackup(service: BackupService, c: BackupCall): Promise<void> {
   const buf = await readBody(c.req, c.maxBodyBytes);
-  let name: string | undefined;
-  let description: string | undefined;
+  const req: TakeRequest = {};
   if (buf.length) {
     const format = bodyFormat(c.req.headers['content-type'], ['json', 'yaml']);
     if (!format) throw new ApiError({ reason: 'UnsupportedMediaType', message: 'the body must be JSON or YAML' });
-    const body = parseBody(buf, format) as { metadata?: { name?: unknown }; spec?: { description?: unknown } };
-    if (body.metadata?.name !== undefined) name = String(body.metadata.name);
-    if (body.spec?.description !== undefined) description = String(body.spec.description);
+    const body = parseBody(buf, format) as Partial<Backup>;
+    const m = body.metadata ?? {};
+    if (m.name !== undefined) req.name = String(m.name);
+    if (m.labels) req.labels = m.labels;
+    if (m.annotations) req.annotations = m.annotations;
+    if (body.spec?.description !== undefined) req.description = String(body.spec.description);
   }
   const to = c.url.searchParams.get('to') || undefined;
-  const backup = await service.take({
-    ...(name !== undefined ? { name } : {}),
-    ...(description !== undefined ? { description } : {}),
-    ...(to !== undefined ? { dir: to } : {}),
-  });
+  if (to !== undefined) req.dir = to;
+  const backup = await service.take(req);
   sendJson(c.res, 201, backup);
 }
 

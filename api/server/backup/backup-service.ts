@@ -39,6 +39,9 @@ export interface TakeRequest {
   /** Where to write the archive on the control-plane node (default: Mesh spec.backup.dir, else `DATA/backups`). */
   dir?: string;
   description?: string;
+  /** Labels and annotations of the created Backup (e.g. `meshctl apply`'s last-applied annotation). */
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
   scheduled?: boolean;
 }
 
@@ -83,7 +86,13 @@ async function takeAndRecord(o: BackupServiceOptions, clock: Clock, req: TakeReq
   const obj: Backup = {
     apiVersion: API_VERSION,
     kind: 'Backup',
-    metadata: { name, ...(req.scheduled ? { labels: { [SCHEDULED_LABEL]: 'true' } } : {}) },
+    metadata: {
+      name,
+      ...(req.labels || req.scheduled
+        ? { labels: { ...req.labels, ...(req.scheduled ? { [SCHEDULED_LABEL]: 'true' } : {}) } }
+        : {}),
+      ...(req.annotations ? { annotations: req.annotations } : {}),
+    },
     spec: req.description !== undefined ? { description: req.description } : {},
   };
   const causes = validateObject(obj);
