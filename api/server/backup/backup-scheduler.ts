@@ -4,7 +4,8 @@
  * `interval` old (or there is none); each is taken and verified by the service (backup-service.ts), and only
  * after it verified are the scheduled backups beyond `retention` pruned. A failed backup is retried after
  * RETRY_MS. Every tick also refreshes the Mesh's backup status, whose freshness changes with time alone; ticks
- * come when the next backup is due, and at least every MAX_WAIT_MS (so a changed spec.backup is seen).
+ * come when the next backup is due, when a Backup or the Mesh changes (a deleted Backup, a new spec.backup), and
+ * at least every MAX_WAIT_MS.
  */
 import { type Clock, type TimerHandle, realClock } from '../../meta/clock.ts';
 import type { Logger } from '../../meta/logger.ts';
@@ -75,10 +76,17 @@ export function startBackupScheduler(o: BackupSchedulerOptions): BackupScheduler
   }
 
   void tick();
+  const rv = o.store.resourceVersion();
+  const watches = ['backups', 'meshes'].map((plural) =>
+    o.store.watch(plural, { resourceVersion: rv }, (e) => {
+      if (e.type !== 'BOOKMARK') void tick();
+    }),
+  );
   return {
     tick,
     stop() {
       stopped = true;
+      for (const w of watches) w.stop();
       if (timer !== undefined) clock.clearTimeout(timer);
     },
   };
