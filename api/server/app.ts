@@ -143,7 +143,7 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
       logger: cfg.logger,
     });
   }
-  if (cfg.backups && isBackupEndpoint(route, method)) {
+  if (cfg.backups && isBackupEndpoint(route, method, url)) {
     const call = { req, res, url, method, identity, route, store: cfg.store, maxBodyBytes: cfg.maxBodyBytes };
     return serveBackupEndpoint(cfg.backups, call);
   }

@@ -36,10 +36,14 @@ export interface BackupCall {
   maxBodyBytes: number;
 }
 
-/** Whether a backups request is one of these endpoints (rather than the resource API). */
-export function isBackupEndpoint(route: Extract<Route, { type: 'resource' }>, method: string): boolean {
+/**
+ * Whether a backups request is one of these endpoints (rather than the resource API). A create with `?dryRun`
+ * (`meshctl diff`, `kubectl apply --dry-run=server`) is the resource API's: it validates and takes nothing.
+ */
+export function isBackupEndpoint(route: Extract<Route, { type: 'resource' }>, method: string, url: URL): boolean {
   if (route.plural !== 'backups' || route.watchPath) return false;
-  return (route.name === undefined && method === 'POST') || route.subresource === 'archive';
+  const create = route.name === undefined && method === 'POST' && !url.searchParams.has('dryRun');
+  return create || route.subresource === 'archive';
 }
 
 /** Serves a backup endpoint (see the file comment). */

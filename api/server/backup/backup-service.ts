@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import { takeBackup } from '../../backup/take.ts';
+import { takeBackup, type TakenBackup } from '../../backup/take.ts';
 import { ApiError } from '../../meta/api-error.ts';
 import { realClock, type Clock } from '../../meta/clock.ts';
 import { createSerial } from '../../meta/serial.ts';
@@ -101,20 +101,7 @@ async function takeAndRecord(o: BackupServiceOptions, clock: Clock, req: TakeReq
   const now = rfc3339(clock.now());
   try {
     const t = await takeBackup({ store: o.store, dataDir: o.dataDir, name, dir, now: clock.now() });
-    const status: Backup['status'] = {
-      file: t.file,
-      sha256: t.sha256,
-      bytes: t.bytes,
-      storeResourceVersion: t.manifest.resourceVersion,
-      objectCounts: t.manifest.objectCounts,
-      verified: true,
-      verifiedAt: now,
-      verifiedHow: t.how,
-      conditions: [
-        { type: 'Complete', status: 'True', reason: 'Written', message: `${t.bytes} bytes`, lastTransitionTime: now },
-        { type: 'Verified', status: 'True', reason: 'Verified', message: t.how, lastTransitionTime: now },
-      ],
-    };
+    const status = verifiedStatus(t, now);
     const created = await o.store.create('backups', { ...obj, status });
     o.logger.info('Took verified backup', { name, file: t.file, bytes: t.bytes, rv: t.manifest.resourceVersion });
     return created;
@@ -131,6 +118,24 @@ async function takeAndRecord(o: BackupServiceOptions, clock: Clock, req: TakeReq
     o.logger.error('Failed backup', { name, error: why });
     throw new ApiError({ reason: 'InternalError', message: `backup ${name} failed and was not kept: ${why}` });
   }
+}
+
+/** The status of a verified backup. */
+function verifiedStatus(t: TakenBackup, now: string): Backup['status'] {
+  return {
+    file: t.file,
+    sha256: t.sha256,
+    bytes: t.bytes,
+    storeResourceVersion: t.manifest.resourceVersion,
+    objectCounts: t.manifest.objectCounts,
+    verified: true,
+    verifiedAt: now,
+    verifiedHow: t.how,
+    conditions: [
+      { type: 'Complete', status: 'True', reason: 'Written', message: `${t.bytes} bytes`, lastTransitionTime: now },
+      { type: 'Verified', status: 'True', reason: 'Verified', message: t.how, lastTransitionTime: now },
+    ],
+  };
 }
 
 async function pruneScheduled(o: BackupServiceOptions, retention: number): Promise<string[]> {

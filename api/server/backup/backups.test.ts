@@ -124,6 +124,13 @@ test('backups are admin-only; an archive that is gone is a 404 naming its file; 
   assert.equal(made.json.spec.description, 'before the upgrade');
   const asNode = await srv.request('GET', `${BASE}/backups/elsewhere/archive`, undefined, node);
   assert.equal(asNode.status, 403);
+  const dry = await srv.request('POST', `${BASE}/backups?dryRun=All`, {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Backup',
+    metadata: { name: 'dry' },
+  });
+  assert.equal(dry.status, 201, dry.text);
+  assert.equal(srv.store.get('backups', 'dry'), undefined, 'a dry run takes no backup');
   const again = await srv.request('POST', `${BASE}/backups`, { metadata: { name: 'elsewhere' } });
   assert.equal(again.status, 409, again.text);
   rmSync(made.json.status.file);
