@@ -1,6 +1,7 @@
 /**
  * The restore drill of issue 11, shared by its e2e test (backup-restore.test.ts) and its benchmark
- * (bench/restore-drill.ts): a mesh of the real `mesh-control-plane` and three real `mesh-agent` processes with a
+ * (bench/restore-drill.ts): a mesh of the real `mesh-control-plane` and three real `mesh-agent` processes (each
+ * joined with a join token, so it holds its own node credential, which the backup keeps as a hash) with a
  * module (a file and a service) on every node; a backup pulled off the node with `meshctl backup create -o`;
  * more changes (a module assigned to node-a after the backup); SIGKILL of the control plane and removal of its
  * data directory; `mesh-control-plane restore FILE` onto a new data directory and port; `mesh-agent set-server`
@@ -15,11 +16,14 @@ import { createClient, type HttpClient } from '../../api/client/http-client.ts';
 import { loadMeshconfig } from '../../api/client/meshconfig.ts';
 import type { KubeObject } from '../../api/meta/types.ts';
 import type { Declaration } from '../../api/v1alpha1/generated/index.ts';
-import { servicePid, waitFor } from '../../agent/testing.ts';
+import { servicePid, waitFor, type AgentProcess } from '../../agent/testing.ts';
+import { caPin } from '../../api/meta/ca-pin.ts';
+import { createToken, spawnAgentCommand } from './join-helpers.ts';
 import { captureOutput, REPO_ROOT, spawnControlPlane, type ControlPlaneProcess } from '../harness.ts';
 import {
   applyObject,
   assignmentObject,
+  INTERVALS,
   meshctl,
   moduleObject,
   taggedCommand,
@@ -64,7 +68,7 @@ export interface DrillResult {
 export async function runRestoreDrill(mesh: Mesh): Promise<DrillResult> {
   const cp = await mesh.controlPlane();
   const admin = mesh.admin(cp);
-  const agents = await Promise.all(DRILL_NODES.map((n) => mesh.agent(n, cp)));
+  const agents = await Promise.all(DRILL_NODES.map((n) => joinedAgent(mesh, cp, n)));
   await applyObject(admin, 'modules', app);
   for (const n of DRILL_NODES) await applyObject(admin, 'assignments', assignmentObject(`app-on-${n}`, 'app', n));
   for (const n of DRILL_NODES) await waitApplied(admin, `app-on-${n}`, '1.0.0', 60_000);
@@ -120,6 +124,17 @@ export async function runRestoreDrill(mesh: Mesh): Promise<DrillResult> {
     reportingMs,
     setServer,
   };
+}
+
+/** Node `name`'s agent, joined with a join token (`mesh-agent join`): it holds its own node credential. */
+async function joinedAgent(mesh: Mesh, cp: ControlPlaneProcess, name: string): Promise<AgentProcess> {
+  const { token } = await createToken(cp.config);
+  const { stateDir, root } = mesh.node(name);
+  mkdirSync(root, { recursive: true });
+  const args = ['join', '--server', cp.url, '--token', token, '--ca-hash', caPin(cp.config.caData ?? '')];
+  const a = await spawnAgentCommand([...args, '--name', name, '--state-dir', stateDir, '--root', root, ...INTERVALS]);
+  mesh.track(a.pid);
+  return a;
 }
 
 /** True when every node's (re-issued) Declaration is acknowledged and applied by its agent. */
