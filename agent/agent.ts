@@ -19,10 +19,11 @@ import { createProcessSupervisor, type ProcessSupervisorOptions } from './driver
 import { createDriverRegistry } from './drivers/registry.ts';
 import { createEngine, type Engine } from './engine/reconciler.ts';
 import type { Logger } from './engine/types.ts';
-import { resolveIdentity } from './identity.ts';
+import { resolveIdentity, type IdentityInput } from './identity.ts';
 import { readAgentBootstrap } from '../api/wire/agent-bootstrap.ts';
 import { importBootstrap, withBootstrap } from './bootstrap.ts';
 import { createJsonLogger } from '../api/meta/logger.ts';
+import { RESTORED_FROM } from '../api/backup/restored-from.ts';
 import { createAgentMetrics, type MetricsServer } from './metrics.ts';
 import { serveMetricsOnStablePort } from './metrics-port.ts';
 import { createReconcileLoop, type ReconcileLoop } from './reconcile-loop.ts';
@@ -102,9 +103,17 @@ export interface Agent {
    * resolves when that reconcile has finished.
    */
   reconcileNow(reason: string): Promise<void>;
+  /**
+   * Points the agent at a control plane on another URL (`mesh-agent set-server`, after a restore onto a new
+   * machine): saves it in the store's identity, then restarts the agent in process — its services keep running
+   * and are adopted, as after any restart — so the watch, heartbeat and log shipping connect to the new URL.
+   * The CA pin and credential stay: a restored control plane has the same CA and credential hashes.
+   */
+  setServer(server: string): Promise<void>;
 }
 
 interface Parts {
+  logger: Logger;
   store: AgentStore;
   node: string;
   engine: Engine;
@@ -123,6 +132,7 @@ export function createAgent(opts: AgentOptions): Agent {
   const logger = opts.logger ?? createJsonLogger();
   let parts: Parts | undefined;
   let stopping: Promise<void> | undefined;
+  let serverChanged = false;
 
   const state = (): AgentState => {
     const received = parts?.store.declaration()?.object.spec.generation;
@@ -171,7 +181,13 @@ export function createAgent(opts: AgentOptions): Agent {
 
   async function assemble(store: AgentStore): Promise<Parts> {
     const boot = readAgentBootstrap(opts.stateDir);
-    const { identity, changed, rootFrom } = resolveIdentity(store.identity(), withBootstrap(opts, boot), opts.stateDir);
+    // After setServer the stored identity holds the new URL: this start's own connection (--config) is then stale.
+    const given: IdentityInput = serverChanged ? withoutConnection(opts) : opts;
+    const { identity, changed, rootFrom } = resolveIdentity(
+      store.identity(),
+      withBootstrap(given, boot),
+      opts.stateDir,
+    );
     const badRoot = rootError(identity.root, rootFrom ?? 'flag', opts.stateDir);
     if (badRoot !== undefined) throw new Error(badRoot);
     if (changed) await store.saveIdentity(identity);
@@ -264,25 +280,27 @@ export function createAgent(opts: AgentOptions): Agent {
       listen === false
         ? undefined
         : await serveMetricsOnStablePort({ listen, metrics, health: state, stateDir: opts.stateDir, logger: log });
-    return { store, node, engine, supervisor, reach, effects, loop, client, sync, logs, server };
+    return { logger, store, node, engine, supervisor, reach, effects, loop, client, sync, logs, server };
   }
 
   async function stop(): Promise<void> {
     const p = parts;
     if (!p) return;
-    stopping ??= (async () => {
-      p.reach.close();
-      p.client.close();
-      await p.sync.stop();
-      await p.logs.stop();
-      await p.loop.stop();
-      if (opts.stopServicesOnExit) await p.supervisor.stopAll();
-      p.supervisor.close();
-      await p.server?.close();
-      await p.store.close();
-      logger.info('Stopped agent', { node: p.node, servicesStopped: opts.stopServicesOnExit ?? false });
-    })();
+    stopping ??= halt(p, opts.stopServicesOnExit ?? false);
     await stopping;
+  }
+
+  async function setServer(server: string): Promise<void> {
+    const p = parts;
+    if (!p || stopping) throw new Error('the agent is not running');
+    const identity = p.store.identity()!;
+    if (identity.server === server) return;
+    await p.store.saveIdentity({ ...identity, server });
+    await halt(p, false);
+    parts = undefined;
+    serverChanged = true;
+    await start();
+    logger.info('Changed control-plane server', { node: p.node, previous: identity.server, server });
   }
 
   async function reconcileNow(reason: string): Promise<void> {
@@ -292,7 +310,58 @@ export function createAgent(opts: AgentOptions): Agent {
     await p.loop.trigger(reason);
   }
 
-  return { start, stop, state, reconcileNow };
+  return { start, stop, state, reconcileNow, setServer };
+}
+
+/**
+ * A declaration with a new uid replaces the stored one whatever its generation: the control plane re-issued it
+ * (a restore from a backup does, api/backup/restore.ts). Going back to an older generation is deliberate then,
+ * and reported: a log line and a Warning event naming both generations and the backup.
+ */
+async function reportReplaced(
+  a: { store: AgentStore; node: string; logger: Logger; obj: Declaration },
+  stored: Declaration,
+): Promise<void> {
+  const from = stored.spec.generation;
+  const to = a.obj.spec.generation;
+  const backup = a.obj.metadata.annotations?.[RESTORED_FROM];
+  a.logger.info('Replaced Declaration', {
+    node: a.node,
+    previousGeneration: from,
+    generation: to,
+    restoredFrom: backup,
+  });
+  if (to >= from && backup === undefined) return;
+  const message =
+    `the control plane re-issued this node's declaration${backup ? ` (restored from backup ${backup})` : ''}: ` +
+    `generation ${from} is replaced by generation ${to}, and what was declared after the backup is undone on this node`;
+  await a.store.enqueue({
+    type: 'Warning',
+    reason: 'DeclarationReplaced',
+    message,
+    involvedObject: { kind: 'Declaration', name: a.node },
+    time: new Date().toISOString(),
+  });
+}
+
+/** The identity input of the options without their connection (the stored one is used). */
+function withoutConnection(opts: AgentOptions): IdentityInput {
+  const { connection: _stale, ...rest } = opts;
+  return rest;
+}
+
+/** Stops an agent's parts (its services too when `stopServices`), its store last. */
+async function halt(p: Parts, stopServices: boolean): Promise<void> {
+  p.reach.close();
+  p.client.close();
+  await p.sync.stop();
+  await p.logs.stop();
+  await p.loop.stop();
+  if (stopServices) await p.supervisor.stopAll();
+  p.supervisor.close();
+  await p.server?.close();
+  await p.store.close();
+  p.logger.info('Stopped agent', { node: p.node, servicesStopped: stopServices });
 }
 
 /** A logger that adds `node` to every line (the engine's and supervisor's lines name only the resource). */
@@ -317,6 +386,7 @@ async function receive(a: {
   const m = a.obj.metadata;
   const isNew = !stored || stored.metadata.uid !== m.uid || (m.generation ?? 0) > (stored.metadata.generation ?? 0);
   if (!isNew) return;
+  if (stored && stored.metadata.uid !== m.uid) await reportReplaced(a, stored);
   await a.store.saveDeclaration(a.obj);
   a.logger.info('Stored Declaration', {
     node: a.node,

@@ -16,6 +16,7 @@ import { rootError } from './root-dir.ts';
 export const USAGE = `Usage: mesh-agent run --state-dir DIR [flags]
        mesh-agent join --server URL --token TOKEN --ca-hash sha256:HEX [flags]   (see mesh-agent join --help)
        mesh-agent reconcile --state-dir DIR   (the running agent retries every failed resource now; SIGHUP does too)
+       mesh-agent set-server URL --state-dir DIR   (the control plane moved, e.g. a restore: see mesh-agent set-server --help)
 
 Runs the node agent: keeps this machine in the state its Declaration says, from its own store,
 whether or not the control plane answers.

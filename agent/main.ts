@@ -3,10 +3,14 @@
  * logs one JSON line per event on stderr, `{"msg":"Started agent","metrics":…}` when ready; SIGTERM or
  * SIGINT stops it cleanly (services keep running unless --stop-services-on-exit) and exits 0; SIGHUP makes it
  * retry every failed resource now (`mesh-agent reconcile --state-dir DIR` sends it: reconcile-command.ts).
- * `mesh-agent join …` joins a mesh with a token first (join-command.ts), then runs the same way.
+ * `mesh-agent join …` joins a mesh with a token first (join-command.ts), then runs the same way. SIGUSR2 asks it
+ * to switch to the control-plane URL `mesh-agent set-server URL` left in its state directory (set-server-command.ts).
  * Exit codes: 0 clean stop, 1 failed to start or run (e.g. a damaged store) or to join, 2 bad usage.
  */
-import { createAgent, type AgentOptions } from './agent.ts';
+import { readFileSync, rmSync } from 'node:fs';
+import { createAgent, type Agent, type AgentOptions } from './agent.ts';
+import { checkServerUrl, setServerCommand, setServerRequestPath, setServerResultPath } from './set-server-command.ts';
+import { writeFileAtomic } from '../api/meta/atomic-file.ts';
 import { parseCommandLine, USAGE } from './cli-args.ts';
 import { joinCommand } from './join-command.ts';
 import { reconcileCommand } from './reconcile-command.ts';
@@ -18,6 +22,10 @@ async function main(argv: string[]): Promise<void> {
     const logger = createJsonLogger();
     const code = await joinCommand(argv.slice(1), { logger, runAgent: (opts) => runAgent(opts, logger) });
     if (code !== 0) process.exit(code);
+    return;
+  }
+  if (argv[0] === 'set-server') {
+    process.exitCode = await setServerCommand(argv.slice(1));
     return;
   }
   if (argv[0] === 'reconcile') {
@@ -47,6 +55,7 @@ async function runAgent(opts: AgentOptions, logger: Logger): Promise<void> {
     logger.info('Received SIGHUP: retrying every failed resource now', { signal: 'SIGHUP' });
     void agent.reconcileNow('SIGHUP');
   });
+  process.on('SIGUSR2', () => void answerSetServer(agent, opts.stateDir, logger));
   try {
     await agent.start();
   } catch (e) {
@@ -72,6 +81,20 @@ async function runAgent(opts: AgentOptions, logger: Logger): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** SIGUSR2 from `mesh-agent set-server`: switches to the URL in the request file and writes the answer. */
+async function answerSetServer(agent: Agent, stateDir: string, logger: Logger): Promise<void> {
+  let answer = 'ok';
+  try {
+    const url = checkServerUrl(readFileSync(setServerRequestPath(stateDir), 'utf8').trim());
+    rmSync(setServerRequestPath(stateDir), { force: true });
+    await agent.setServer(url);
+  } catch (e) {
+    answer = `error: ${(e as Error).message}`;
+    logger.error('Failed to change the control-plane server', { error: (e as Error).message });
+  }
+  await writeFileAtomic(setServerResultPath(stateDir), answer + '\n', { mode: 0o600 }).catch(() => {});
 }
 
 void main(process.argv.slice(2));

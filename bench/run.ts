@@ -1,5 +1,5 @@
 /**
- * The benchmark entry point (`npm run bench`): runs every benchmark of issues 2 (store, watch, CLI), 3 (agents) and 9 (list storm)
+ * The benchmark entry point (`npm run bench`): runs every benchmark of issues 2 (store, watch, CLI), 3 (agents), 9 (list storm) and 11 (restore drill)
  * in its own child process, one after another, and writes bench/RESULTS.md with the date, the machine and every figure.
  * The benchmarks are not tests: they measure, print markdown, and say PASS/FAIL against the issue's targets.
  */
@@ -19,6 +19,7 @@ const SECTIONS = [
   'agent-reconcile.ts',
   'agent-rss.ts',
   'list-storm.ts',
+  'restore-drill.ts',
 ];
 
 function load(): string {
@@ -59,7 +60,7 @@ for (const file of SECTIONS) results.push(await section(file));
 const cpuAfter = cpuSnapshot();
 const texts = results.map((r) => r.text);
 const doc = [
-  '# Benchmarks (issues 2, 3 and 9)',
+  '# Benchmarks (issues 2, 3, 9 and 11)',
   '',
   `Measured by \`npm run bench\` (\`tsx bench/run.ts\`) on ${started.toISOString()}, all side by side in one run of`,
   `${((performance.now() - t0) / 1000).toFixed(0)} s. Each benchmark runs in its own Node process (and each store contender in its own).`,

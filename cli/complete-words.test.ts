@@ -5,14 +5,15 @@ import assert from 'node:assert/strict';
 import { FLAGS } from './command.ts';
 import { complete, type CompletionSources } from './complete-words.ts';
 
-const names: Record<string, string[]> = { nodes: ['alpha', 'beta'], jointokens: ['abcdef'] };
+const names: Record<string, string[]> = { nodes: ['alpha', 'beta'], jointokens: ['abcdef'], backups: ['nightly'] };
 const sources: CompletionSources = {
-  commands: ['get', 'apply', 'token', 'completion', 'help'],
+  commands: ['get', 'apply', 'token', 'backup', 'completion', 'help'],
   flags: async (c) =>
     ({
       get: [FLAGS.output(['yaml', 'json']), { name: 'watch', short: 'w', type: 'boolean' as const }],
       apply: [FLAGS.filename, FLAGS.recursive],
       token: [],
+      backup: [],
       completion: [],
       help: [],
     })[c],
@@ -54,4 +55,10 @@ test('token subcommands and token names; completion shells; help topics', async 
   assert.deepEqual(await at('token', 'delete', ''), ['abcdef']);
   assert.deepEqual(await at('completion', ''), ['bash', 'zsh']);
   assert.deepEqual(await at('help', 'to'), ['token']);
+});
+
+test('backup subcommands and, for pull, backup names', async () => {
+  assert.deepEqual(await at('backup', ''), ['create', 'pull', 'list', 'verify', 'restore']);
+  assert.deepEqual(await at('backup', 'pull', ''), ['nightly']);
+  assert.deepEqual(await at('backup', 'list', ''), []);
 });

@@ -136,6 +136,12 @@ const POSITIONALS: Record<string, PositionalCompleter> = {
   logs: first((s) => s.names('nodes')),
   token: async (prev, _cur, s) =>
     prev.length === 0 ? ['create', 'list', 'delete'] : prev[0] === 'delete' ? s.names('jointokens') : [],
+  backup: async (prev, _cur, s) =>
+    prev.length === 0
+      ? ['create', 'pull', 'list', 'verify', 'restore']
+      : prev[0] === 'pull' && prev.length === 1
+        ? s.names('backups')
+        : [],
   completion: first(() => ['bash', 'zsh']),
   help: first((s) => s.commands),
 };

@@ -37,6 +37,10 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: 'Create, list and delete join tokens (lets a machine join the mesh)',
     load: () => import('./token.ts'),
   },
+  backup: {
+    summary: 'Take, pull, list, verify and restore verified backups of the control plane',
+    load: () => import('./backup.ts'),
+  },
   completion: {
     summary: 'Print a bash or zsh completion script (source <(meshctl completion bash))',
     load: () => import('./completion.ts'),

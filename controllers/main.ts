@@ -22,6 +22,9 @@ import { createEventTtlController } from './event-ttl-controller.ts';
 import { createNodeController } from './node-controller.ts';
 import { createManager } from './runtime/manager.ts';
 import { handleShutdownSignals } from './shutdown.ts';
+import { restoreCommand } from './restore-command.ts';
+import { createBackupService } from '../api/server/backup/backup-service.ts';
+import { startBackupScheduler } from '../api/server/backup/backup-scheduler.ts';
 import { createJsonLogger } from '../api/meta/logger.ts';
 import { parseArgs, refusePositionals, unknownOption, type FlagSpec } from '../api/meta/flags.ts';
 import { parseHostPort, type HostPort } from '../api/meta/host-port.ts';
@@ -32,8 +35,10 @@ import { addCertificateControllers, certificateEndpoints } from './certificate-w
 
 const USAGE = `Usage: mesh-control-plane [--data-dir DIR] [--listen HOST:PORT] [--node NAME] [--san NAME]... [--restore] [--insecure-http]
                           [--max-requests-inflight N] [--max-watches-per-client N]
+       mesh-control-plane restore FILE --data-dir DIR --node NAME [--admin-config MESHCONFIG] [--ca-pin PIN] [flags above]
 
-Runs the meshctl control plane: the API server and its store.
+Runs the meshctl control plane: the API server and its store. \`restore FILE\` first restores a verified backup
+archive into the new data directory DIR (restore-command.ts), then serves it on this node (as --restore).
 
   --data-dir DIR      where the store, PKI, admin.meshconfig and service logs (logs/) live (default ./.meshctl/control-plane)
   --listen HOST:PORT  address to serve on (default 127.0.0.1:6443; port 0 picks a free port)
@@ -46,11 +51,18 @@ Runs the meshctl control plane: the API server and its store.
   --max-requests-inflight N   requests (not watches) served at once, a quarter of them per client; more get
                               429 with Retry-After (default 400, as kube-apiserver)
   --max-watches-per-client N  watches one client (the admin, one node) may hold open; more get 429 (default 100)
+  --admin-config MESHCONFIG   restore: keep the admin token of this meshconfig (checked against the backup);
+                              without it the restored control plane makes a new admin token
+  --ca-pin PIN        restore: refuse an archive whose CA pin is not PIN (sha256:…; default: the admin config's CA)
   -h, --help          show this help
 `;
 
 /** The parsed command line. */
 interface Flags {
+  /** `restore FILE`: the archive to restore into dataDir first. */
+  restoreFile?: string;
+  adminConfig?: string;
+  caPin?: string;
   dataDir: string;
   host: string;
   port: number;
@@ -71,13 +83,18 @@ const FLAG_SPECS: FlagSpec[] = [
   { name: 'restore', type: 'boolean' },
   { name: 'max-requests-inflight', type: 'string' },
   { name: 'max-watches-per-client', type: 'string' },
+  { name: 'admin-config', type: 'string' },
+  { name: 'ca-pin', type: 'string' },
   { name: 'help', short: 'h', type: 'boolean' },
 ];
 
 function parseFlags(argv: string[]): Flags | 'help' {
   const args = parseArgs(argv, FLAG_SPECS, { unknownFlag: unknownOption });
   if (args.bool('help')) return 'help';
-  refusePositionals(args);
+  const restoreFile = restorePositionals(args.positionals);
+  if (!restoreFile) refusePositionals(args);
+  if (restoreFile && (!args.str('data-dir') || !args.str('node')))
+    throw new UsageError('restore needs --data-dir DIR (a new, empty directory) and --node NAME (this node)');
   let listen: HostPort;
   try {
     listen = parseHostPort(args.str('listen') ?? '127.0.0.1:6443', { defaultHost: '0.0.0.0' });
@@ -92,15 +109,30 @@ function parseFlags(argv: string[]): Flags | 'help' {
     );
   }
   return {
+    ...(restoreFile ? { restoreFile } : {}),
+    ...optional({ adminConfig: args.str('admin-config'), caPin: args.str('ca-pin') }),
     dataDir: args.str('data-dir') ?? join('.meshctl', 'control-plane'),
     host,
     port,
     insecureHttp,
     node: args.str('node') ?? hostname().toLowerCase(),
     sans: args.list('san'),
-    restore: args.bool('restore'),
+    restore: args.bool('restore') || restoreFile !== undefined,
     inflight: inflightFlags(args.str('max-requests-inflight'), args.str('max-watches-per-client')),
   };
+}
+
+/** `restore FILE` → FILE; no positionals → undefined; anything else is a usage error. */
+function restorePositionals(positionals: string[]): string | undefined {
+  if (positionals.length === 0) return undefined;
+  if (positionals[0] !== 'restore') return undefined;
+  if (positionals.length !== 2) throw new UsageError('restore takes one archive: mesh-control-plane restore FILE …');
+  return positionals[1];
+}
+
+/** The entries of `o` that are defined. */
+function optional<T extends Record<string, string | undefined>>(o: T): Partial<Record<keyof T, string>> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<Record<keyof T, string>>;
 }
 
 /** `--max-requests-inflight` and `--max-watches-per-client`: positive integers; the per-client request share is a quarter. */
@@ -121,6 +153,7 @@ function inflightFlags(requests: string | undefined, watches: string | undefined
 async function run(flags: Flags): Promise<void> {
   const logger = createJsonLogger();
   const shutdown = handleShutdownSignals(logger);
+  if (flags.restoreFile) await restoreCommand({ ...flags, file: flags.restoreFile, logger });
   const store = await openStore({
     dir: join(flags.dataDir, 'store'),
     logger: storeLogTo(logger, { component: 'store' }),
@@ -142,10 +175,12 @@ async function run(flags: Flags): Promise<void> {
   const access = meshAccess({ store, adminTokenSha256: files.adminTokenSha256, caPem: files.ca.certPem, logger });
   const certificates = certificateEndpoints(store);
   const metrics = { render: (): string => '' };
+  const backups = createBackupService({ store, dataDir: flags.dataDir, logger });
   const app = createApp({
     store,
     ...access,
     certificates,
+    backups,
     metrics: () => metrics.render(),
     logsDir: join(flags.dataDir, 'logs'),
     inflight: flags.inflight,
@@ -178,6 +213,8 @@ async function run(flags: Flags): Promise<void> {
   shutdown.onStop(() => client.close());
   shutdown.onStop(() => manager.stop());
   void manager.start();
+  const scheduler = startBackupScheduler({ service: backups, store, logger });
+  shutdown.onStop(() => scheduler.stop());
   logger.info('Serving', { url, port: server.port, meshconfig: files.meshconfigPath, dataDir: flags.dataDir });
   shutdown.started();
 }

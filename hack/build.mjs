@@ -11,7 +11,7 @@ const entries = {
   'mesh-agent': 'agent/main.ts',
 };
 /** Commands of meshctl that are built apart and required only when run (`meshctl init` brings the store and PKI). */
-const cliSplits = { './init.ts': 'meshctl-init' };
+const cliSplits = { './init.ts': 'meshctl-init', './backup-offline.ts': 'meshctl-backup-offline' };
 
 /**
  * Start-up flags per binary: the agent caps V8's young generation, which otherwise grows to 2 × 16 MiB, and asks
@@ -34,12 +34,12 @@ const banner = (name) => ({
   js: `#!/usr/bin/env -S node${nodeFlags[name] ?? ''}\nconst __import_meta_url = require('node:url').pathToFileURL(__filename).href;`,
 });
 
-/** Leaves the split-off commands out of the meshctl bundle: `import('./init.ts')` becomes `require('./meshctl-init.js')`. */
+/** Leaves the split-off commands out of the meshctl bundle: `import('./init.ts')` (from any cli/ file) becomes `require('./meshctl-init.js')`. */
 const splitPlugin = {
   name: 'split-cli-commands',
   setup(b) {
     b.onResolve({ filter: /^\.\/[\w-]+\.ts$/ }, (args) => {
-      const out = args.importer.endsWith('cli/main.ts') ? cliSplits[args.path] : undefined;
+      const out = /[\\/]cli[\\/][\w-]+\.ts$/.test(args.importer) ? cliSplits[args.path] : undefined;
       return out ? { path: `./${out}.js`, external: true } : undefined;
     });
   },

@@ -27,7 +27,8 @@ import { meshAccess } from '../api/server/access/mesh-access.ts';
 import type { JoinRate } from '../api/server/access/join-handler.ts';
 import type { EventLimits } from '../api/server/access/event-quota.ts';
 import type { Clock } from '../api/meta/clock.ts';
-import type { Logger } from '../api/meta/logger.ts';
+import { silentLogger, type Logger } from '../api/meta/logger.ts';
+import { createBackupService, type BackupService } from '../api/server/backup/backup-service.ts';
 import { openStore, type FileStore, type OpenStoreOptions } from '../api/store/index.ts';
 import type { CertAndKey } from '../api/server/pki/pki.ts';
 import { AcmeChallenges } from '../api/server/certs/acme-challenges.ts';
@@ -71,6 +72,8 @@ export interface StartServerOptions {
   /** The Prometheus text of the admin's `/metrics`. */
   metrics?: () => string;
   logger?: Logger;
+  /** Serve the backup endpoints (api/server/backup/), with `clock` when given. */
+  backups?: boolean;
 }
 
 /** A running in-process server. */
@@ -86,6 +89,8 @@ export interface TestServer {
   ca: CertAndKey;
   /** The certificate endpoints' vault and pending challenges (with `certificates`). */
   certificates?: CertificateEndpoints;
+  /** The backup service, when started with `backups`. */
+  backups?: BackupService;
   /** A request with the admin token (unless `headers.authorization` is given; `null` sends none). */
   request(method: string, path: string, body?: unknown, headers?: Record<string, string | null>): Promise<HttpResult>;
   /** Closes server and store; removes the data dir unless it was passed in. */
@@ -111,6 +116,14 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
   const certificates: CertificateEndpoints | undefined = opts.certificates
     ? { vault: new CertificateVault({ store }), challenges: new AcmeChallenges() }
     : undefined;
+  const backups = opts.backups
+    ? createBackupService({
+        store,
+        dataDir,
+        logger: opts.logger ?? silentLogger,
+        ...(opts.clock ? { clock: opts.clock } : {}),
+      })
+    : undefined;
   const byTokens = bearerAuthenticator({ adminTokenSha256: files.adminTokenSha256, resolve: (h) => extra.get(h) });
   const app = createApp({
     store,
@@ -125,6 +138,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
     ...(opts.logger ? { logger: opts.logger } : {}),
     ...(certificates ? { certificates } : {}),
     ...(opts.metrics ? { metrics: opts.metrics } : {}),
+    ...(backups ? { backups } : {}),
   });
   const tls = opts.insecure ? undefined : { cert: files.serving.certPem, key: files.serving.keyPem };
   const server = await listen({ app, host: '127.0.0.1', port: 0, ...(tls ? { tls } : {}) });
@@ -141,6 +155,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
     app,
     ca: files.ca,
     ...(certificates ? { certificates } : {}),
+    ...(backups ? { backups } : {}),
     request: (method, path, body, headers) => httpRequest(config, method, path, body, headers),
     async stop() {
       if (stopped) return;

@@ -24,6 +24,8 @@ import { checkDotSegments, matchRoute, notFoundPath, type Route } from './http/r
 import { requireMethod, sendError, sendJson, sendText, toApiError } from './http/respond.ts';
 import { WatchRegistry } from './resources/watch.ts';
 import { serveCertificateEndpoint, type CertificateEndpoints } from './certs/certificate-endpoints.ts';
+import { isBackupEndpoint, serveBackupEndpoint } from './backup/backup-endpoints.ts';
+import type { BackupService } from './backup/backup-service.ts';
 
 /** Options of `createApp`. */
 export interface AppOptions {
@@ -42,6 +44,8 @@ export interface AppOptions {
   certificates?: CertificateEndpoints;
   /** More Prometheus text `GET /metrics` appends to the server's own (the controllers' gauges). */
   metrics?: () => string;
+  /** Taking and pulling backups (backup/backup-endpoints.ts); absent: `POST backups` is the plain resource API. */
+  backups?: BackupService;
   /** Request body limit in bytes (default 3 MiB); larger bodies get 413. */
   maxBodyBytes?: number;
   /** Interval of watch heartbeats and bookmarks in ms (default 15 000). */
@@ -80,6 +84,7 @@ export function createApp(opts: AppOptions): App {
     metrics: new ApiServerMetrics(),
     storeFor: opts.storeFor,
     join: opts.join,
+    backups: opts.backups,
     logs: opts.logsDir ? new LogFiles({ dir: opts.logsDir }) : undefined,
     certificates: opts.certificates,
     extraMetrics: opts.metrics,
@@ -110,10 +115,18 @@ export function createApp(opts: AppOptions): App {
 export type AppConfig = Required<
   Omit<
     AppOptions,
-    'watchHeartbeatMs' | 'storeFor' | 'join' | 'logsDir' | 'inflight' | 'maxListBytes' | 'certificates' | 'metrics'
+    | 'watchHeartbeatMs'
+    | 'storeFor'
+    | 'join'
+    | 'logsDir'
+    | 'inflight'
+    | 'maxListBytes'
+    | 'certificates'
+    | 'metrics'
+    | 'backups'
   >
 > &
-  Pick<AppOptions, 'storeFor' | 'join' | 'certificates'> & {
+  Pick<AppOptions, 'storeFor' | 'join' | 'certificates' | 'backups'> & {
     /** More exposition text `/metrics` appends (the controllers' gauges). */
     extraMetrics?: () => string;
     heartbeatMs: number;
@@ -166,6 +179,10 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
       maxBodyBytes: cfg.maxBodyBytes,
       logger: cfg.logger,
     });
+  }
+  if (cfg.backups && isBackupEndpoint(route, method, url)) {
+    const call = { req, res, url, method, identity, route, store: cfg.store, maxBodyBytes: cfg.maxBodyBytes };
+    return serveBackupEndpoint(cfg.backups, call);
   }
   return serveResource(forRequest(cfg, identity, url), { req, res, url, method, identity, route });
 }

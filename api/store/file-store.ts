@@ -31,6 +31,7 @@ import {
 import { Txn, type StoreState } from './state.ts';
 import type { StoreData } from './store-data.ts';
 import type { SerializedWatchEvent } from './store-event.ts';
+import type { Snapshot } from './snapshot.ts';
 import type { StoreLogger } from './store-log.ts';
 import type { WatchHub } from './watch-hub.ts';
 import type { WatchSnapshot, WatchSnapshotStats } from './watch-snapshots.ts';
@@ -55,6 +56,11 @@ export interface StoreStats {
 export interface FileStore extends Store {
   watch(plural: string, opts: WatchOptions, onEvent: (e: SerializedWatchEvent) => void): Watch;
   stats(): StoreStats;
+  /**
+   * A consistent cut for a backup: every object at one resourceVersion, taken synchronously from the in-memory
+   * state (each write is wholly in it or not at all), resolved once everything in it is durable.
+   */
+  snapshot(): Promise<Snapshot>;
 }
 
 const CONFLICT = 'the object has been modified; please apply your changes to the latest version and try again';
@@ -270,6 +276,14 @@ export class DurableStore implements FileStore {
       journal: this.#adapter.stats(),
       ...this.#hub.stats(),
     };
+  }
+
+  async snapshot(): Promise<Snapshot> {
+    const rv = this.#db.data.rv;
+    const kinds: Snapshot['kinds'] = new Map();
+    for (const [plural, kind] of this.#db.data.kinds) kinds.set(plural, new Map(kind)); // objects are immutable
+    await this.#durable();
+    return { rv, kinds };
   }
 
   #writable(): void {

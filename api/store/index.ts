@@ -55,6 +55,8 @@ export type { WatchSnapshot, WatchSnapshotStats } from './watch-snapshots.ts';
 export type { JournalStats } from './journal-adapter.ts';
 export { storeLogTo, type StoreLogger, type StoreLogLine } from './store-log.ts';
 export type { StoreFs } from './store-fs.ts';
+export { readSnapshot, writeSnapshot, type Snapshot } from './snapshot.ts';
+export { nodeStoreFs } from './store-fs.ts';
 export type * from './types.ts';
 
 /** How far an open after a crash moves the resourceVersion past the durable one (index.ts file comment). */

@@ -5,7 +5,7 @@
 import type { Condition, ObjectMeta } from '../../meta/types.ts';
 
 /**
- * One snapshot of the control plane's store. Recovery is restore from a verified backup, so verification is recorded here. (Planned: nothing takes or verifies backups yet.)
+ * One backup of the control plane: a consistent snapshot of its store with its CA and keys, in an archive on the control-plane node, verified when it was made. Created by `meshctl backup create` (POST, answered once verified) or the schedule (Mesh spec.backup); recovery is restore from a verified backup, so verification is recorded here.
  */
 export type Backup = {
   apiVersion: 'meshctl.dev/v1alpha1';
@@ -15,7 +15,7 @@ export type Backup = {
   status?: BackupStatus;
 };
 /**
- * Creating a Backup takes a snapshot; the spec only describes it.
+ * Creating a Backup (POST by the admin) takes a snapshot; the spec only describes it.
  */
 export type BackupSpec = {
   /**
@@ -32,7 +32,7 @@ export type BackupStatus = {
    */
   observedGeneration?: number;
   /**
-   * Path of the snapshot file on the control-plane node.
+   * Path of the archive on the control-plane node (`meshctl backup pull` streams it).
    */
   file?: string;
   /**
@@ -54,7 +54,7 @@ export type BackupStatus = {
     [k: string]: number;
   };
   /**
-   * True when the last verification restored the snapshot and found it complete.
+   * True when verification restored the archive into a scratch directory, opened it with the store code and found every object valid and every count and checksum matching.
    */
   verified?: boolean;
   /**
@@ -66,7 +66,7 @@ export type BackupStatus = {
    */
   verifiedHow?: string;
   /**
-   * Complete and Verified.
+   * Complete (written) and Verified (False with the reason when verification failed; the archive is then not kept).
    */
   conditions?: Condition[];
 };

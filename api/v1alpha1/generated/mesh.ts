@@ -58,7 +58,7 @@ export type MeshSpec = {
     };
   };
   /**
-   * Scheduled backups of the control plane's store: recovery is restore, so these are the availability story. (Planned: not built yet; nothing fills or acts on this.)
+   * Scheduled backups of the control plane: recovery is restore, so these are the availability story. Scheduling is on while this is set (`backup: {}` takes every default); each backup is verified, and the oldest beyond the retention are pruned only after a newer one verified.
    */
   backup?: {
     /**
@@ -66,7 +66,7 @@ export type MeshSpec = {
      */
     interval?: string;
     /**
-     * How many backups to keep; default 7.
+     * How many scheduled backups to keep; default 7 (backups taken by hand are never pruned).
      */
     retention?: number;
     /**
@@ -125,7 +125,7 @@ export type MeshStatus = {
     node?: string;
   };
   /**
-   * The most recent Backup whose verification succeeded. (Planned: not built yet; nothing fills or acts on this.)
+   * The most recent Backup whose verification succeeded, written by the control plane after each backup.
    */
   lastVerifiedBackup?: {
     /**
@@ -138,7 +138,7 @@ export type MeshStatus = {
     time: string;
   };
   /**
-   * Ready, BackupFresh and similar mesh-wide conditions.
+   * Mesh-wide conditions: BackupFresh (True while the last verified backup is younger than spec.backup.interval plus an hour), Restored (after a restore: which backup, its resourceVersion and age, what was lost) and similar.
    */
   conditions?: Condition[];
 };
