@@ -93,6 +93,10 @@ test(
     assert.match(described, /c +site2 +through the hub "hub" +stops while the hub is down/, described);
     assert.match(described, /b +site1 +direct \(same site\) +keeps working/, described);
 
+    // Nothing changes for a from here through the hub's move: its interface is never torn down.
+    const [aWireguardGo] = wireguardGoPids(m.hosts.a.ifname);
+    assert.ok(aWireguardGo, 'a wireguard-go serves a');
+
     // The hub down: a↔c and b↔c stop, a↔b keeps working.
     await stopHub(m, 'hub');
     await m.reach('a', 'b', 5_000);
@@ -135,15 +139,26 @@ test(
       ['hub', 'a'],
       ['hub', 'c'],
     ]);
+    assert.deepEqual(
+      wireguardGoPids(m.hosts.a.ifname),
+      [aWireguardGo],
+      "a's interface changed in place, never recreated",
+    );
+
+    // A node that leaves the overlay (no endpoint) loses its interface; the others keep theirs.
+    await m.admin.patch('nodes', 'hub', { spec: { endpoint: null } });
+    await waitFor(() => wireguardGoPids(m.hosts.hub.ifname).length === 0, 20_000, "the old hub's interface to go");
+    await assert.rejects(ip('-n', m.hosts.hub.ns, 'link', 'show', m.hosts.hub.ifname));
+    const ABC = PAIRS.filter(([x, y]) => x !== 'hub' && y !== 'hub');
 
     // The control plane SIGKILLed: the overlay keeps working; an agent restarted meanwhile brings its
     // interface back from its own store.
     await m.cp.kill();
-    for (const [from, to] of PAIRS) await m.reach(from, to, 10_000);
+    for (const [from, to] of ABC) await m.reach(from, to, 10_000);
     await stopHub(m, 'c');
     await m.startAgent('c');
     await m.reach('a', 'c', 20_000);
-    await m.reach('c', 'hub', 20_000);
+    await m.reach('c', 'b', 20_000);
     assert.equal(wireguardGoPids(m.hosts.c.ifname).length, 1, 'one wireguard-go serves c again');
   },
 );
