@@ -77,7 +77,6 @@ const NODE: KindInfo = {
       type: 'string',
       description: 'Whether the node applied its newest declaration generation: Applied, Pending or NotApplied',
     },
-    wide({ name: 'Site', jsonPath: '.spec.site', type: 'string' }),
     wide({ name: 'Endpoint', jsonPath: '.spec.endpoint', type: 'string' }),
     wide({ name: 'Overlay IP', jsonPath: '.status.overlay.address', type: 'string' }),
     wide({ name: 'Public Key', jsonPath: '.status.overlay.publicKey', type: 'string' }),

@@ -76,3 +76,29 @@ test('overlay addresses: distinct, from the Mesh CIDR, kept across a control-pla
   await s.client.patch('nodes', 'n1', { status: { overlay: { message: 'x' } } }, { subresource: 'status' });
   assert.equal((await s.client.get('nodes', 'n1')).status?.overlay?.address, first.n1);
 });
+
+test('a node writes its overlay key and peers but cannot set or change its overlay address', async (t) => {
+  const server = await startServer({
+    insecure: true,
+    meshAccess: true,
+    tokens: { 'tok-a': { kind: 'node', name: 'a' } },
+  });
+  const admin = createClient(server.config);
+  const nodeA = createClient({ ...server.config, token: 'tok-a' });
+  t.after(async () => {
+    admin.close();
+    nodeA.close();
+    await server.stop();
+  });
+  await createNode(admin, 'a');
+  const key = 'A'.repeat(43) + '=';
+  const write = (address: string): Promise<unknown> =>
+    nodeA.patch('nodes', 'a', { status: { overlay: { address, publicKey: key } } }, { subresource: 'status' });
+  await write('100.64.0.99');
+  let overlay = (await admin.get('nodes', 'a')).status?.overlay;
+  assert.deepEqual(overlay, { publicKey: key }, 'no address before the control plane allocates one');
+  await admin.patch('nodes', 'a', { status: { overlay: { address: '100.64.0.1' } } }, { subresource: 'status' });
+  await write('100.64.0.2');
+  overlay = (await admin.get('nodes', 'a')).status?.overlay;
+  assert.deepEqual(overlay, { address: '100.64.0.1', publicKey: key }, "the node's write kept the allocated address");
+});
