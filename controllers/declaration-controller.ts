@@ -77,7 +77,14 @@ export function nodesOfAssignment(a: Assignment, declarations: Pick<Informer, 'l
 }
 
 /** The nodes to reconcile when a Node changed: itself, and those whose overlay peers it may be (O(site), overlay.ts). */
-export function nodesOfNode(node: Node, caches: Pick<Caches, 'nodes' | 'assignments' | 'declarations'>): string[] {
+export function nodesOfNode(
+  node: Node,
+  caches: {
+    nodes: Pick<Informer<Node>, 'list'>;
+    assignments: Pick<Informer<Assignment>, 'list'>;
+    declarations: Pick<Informer<Declaration>, 'get'>;
+  },
+): string[] {
   return overlayNodesAffected({
     changed: node,
     nodes: caches.nodes.list(),
