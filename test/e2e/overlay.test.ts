@@ -64,6 +64,8 @@ test(
     if (leftovers.length) t.diagnostic(`removed what crashed runs left: ${leftovers.join(' ')}`);
     const m = await startOverlayMesh();
     t.after(() => m.close());
+    // No namespace has a route out: only 198.18.0.0/15 is routed, inside the namespaces.
+    await assert.rejects(ip('-n', m.hosts.a.ns, 'route', 'get', '192.0.2.1'), /unreachable/);
     await m.admin.create('modules', overlayHubModule('0.1.0'));
     await m.admin.create('assignments', roleAssignment('overlay-hub', 'hub'));
     for (const name of ['hub', 'a', 'b', 'c']) await m.startAgent(name);
@@ -113,9 +115,12 @@ test(
     // The hub back: every path within seconds.
     const back = Date.now();
     await m.startAgent('hub');
+    const started = Date.now(); // the agent logs "Started agent" after its first reconcile: the interface is up
     await Promise.all([m.reach('a', 'c', 20_000), m.reach('b', 'c', 20_000), m.reach('c', 'a', 20_000)]);
     const recoveryMs = Date.now() - back;
-    t.diagnostic(`hub agent restarted → a↔c, b↔c, c↔a answer again after ${recoveryMs} ms (agent start included)`);
+    t.diagnostic(
+      `hub back: a↔c, b↔c, c↔a answer ${Date.now() - started} ms after its agent started (${recoveryMs} ms with the agent's start-up)`,
+    );
     assert.ok(recoveryMs < 15_000, `recovery took ${recoveryMs} ms`);
     await checkPaths(m, 'hub', [
       ['a', 'c'],

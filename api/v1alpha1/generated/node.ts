@@ -23,7 +23,7 @@ export type NodeSpec = {
    */
   site?: string;
   /**
-   * Underlay host:port where other nodes reach this node's WireGuard.
+   * Underlay host:port where other nodes reach this node's WireGuard. A node is on the overlay (the control plane renders its WireGuard interface) once it has one, an overlay address and a published public key.
    */
   endpoint?: string;
 };
