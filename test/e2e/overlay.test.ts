@@ -43,10 +43,91 @@ async function checkPaths(m: OverlayMesh, hub: string, through: Array<[string, s
   }
 }
 
-async function stopHub(m: OverlayMesh, name: string): Promise<void> {
+/** Stops a node's agent and its WireGuard (wireguard-go exits with its interface). */
+async function stopNode(m: OverlayMesh, name: string): Promise<void> {
   await m.agents[name].kill('SIGTERM');
   await ip('-n', m.hosts[name].ns, 'link', 'del', m.hosts[name].ifname);
   await waitFor(() => wireguardGoPids(m.hosts[name].ifname).length === 0, 10_000, `the ${name}'s wireguard-go to exit`);
+}
+
+/** `get nodes -o wide` shows overlay address, site and key; `describe node` handshakes and the ADR row of each path. */
+async function checkCli(m: OverlayMesh): Promise<void> {
+  const wide = await meshctl(m.cp.meshconfigPath, ['get', 'nodes', '-o', 'wide']);
+  for (const name of ['hub', 'a', 'b', 'c']) {
+    const row = wide.stdout.split('\n').find((l) => l.startsWith(`${name} `)) ?? '';
+    const overlay = (await m.admin.get('nodes', name)).status?.overlay;
+    for (const v of [overlay?.address, overlay?.publicKey, m.hosts[name].site])
+      assert.ok(v && row.includes(v), `get nodes -o wide shows ${v} for ${name}:\n${wide.stdout}`);
+  }
+  const described = await waitFor(
+    async () => {
+      const out = (await meshctl(m.cp.meshconfigPath, ['describe', 'node', 'a'])).stdout;
+      return /Latest Handshake:/.test(out) ? out : undefined;
+    },
+    20_000,
+    'describe node a to show handshakes',
+  );
+  assert.match(described, /c +site2 +through the hub "hub" +stops while the hub is down/, described);
+  assert.match(described, /b +site1 +direct \(same site\) +keeps working/, described);
+}
+
+/** The hub down: a↔c and b↔c stop, a↔b keeps working; the hub back: every path within seconds (measured). */
+async function hubOutage(m: OverlayMesh, t: { diagnostic(msg: string): void }): Promise<void> {
+  await stopNode(m, 'hub');
+  await m.reach('a', 'b', 5_000);
+  await m.reach('b', 'a', 5_000);
+  for (const [x, y] of ['ac', 'ca', 'bc', 'cb']) await unreachable(m, x, y);
+  await m.reach('a', 'b', 5_000);
+  const back = Date.now();
+  await m.startAgent('hub');
+  const started = Date.now(); // the agent logs "Started agent" after its first reconcile: the interface is up
+  await Promise.all([m.reach('a', 'c', 20_000), m.reach('b', 'c', 20_000), m.reach('c', 'a', 20_000)]);
+  const recoveryMs = Date.now() - back;
+  t.diagnostic(
+    `hub back: a↔c, b↔c, c↔a answer ${Date.now() - started} ms after its agent started (${recoveryMs} ms with the agent's start-up)`,
+  );
+  assert.ok(recoveryMs < 15_000, `recovery took ${recoveryMs} ms`);
+  await checkPaths(m, 'hub', [
+    ['a', 'c'],
+    ['b', 'c'],
+  ]);
+}
+
+/** Moving the hub to b (delete the assignment, assign it there): a↔c now goes through b. */
+async function moveHub(m: OverlayMesh): Promise<void> {
+  await m.admin.delete('assignments', 'overlay-hub');
+  await m.admin.create('assignments', roleAssignment('overlay-hub', 'b'));
+  const bAddr = await m.address('b');
+  await waitFor(
+    async () => {
+      const r = await ping(m.hosts.a.ns, await m.address('c'), true);
+      return r?.ttl === 63 && r.route.includes(bAddr) ? r : undefined;
+    },
+    30_000,
+    'a → c to go through the new hub b',
+  );
+  await checkPaths(m, 'b', [
+    ['a', 'c'],
+    ['hub', 'a'],
+    ['hub', 'c'],
+  ]);
+}
+
+/**
+ * A node that leaves the overlay (no endpoint) loses its interface. Then the control plane SIGKILLed: the
+ * overlay keeps working, and an agent restarted meanwhile brings its interface back from its own store.
+ */
+async function leaveAndLoseControlPlane(m: OverlayMesh): Promise<void> {
+  await m.admin.patch('nodes', 'hub', { spec: { endpoint: null } });
+  await waitFor(() => wireguardGoPids(m.hosts.hub.ifname).length === 0, 20_000, "the old hub's interface to go");
+  await assert.rejects(ip('-n', m.hosts.hub.ns, 'link', 'show', m.hosts.hub.ifname));
+  await m.cp.kill();
+  for (const [from, to] of PAIRS.filter(([x, y]) => x !== 'hub' && y !== 'hub')) await m.reach(from, to, 10_000);
+  await stopNode(m, 'c');
+  await m.startAgent('c');
+  await m.reach('a', 'c', 20_000);
+  await m.reach('c', 'b', 20_000);
+  assert.equal(wireguardGoPids(m.hosts.c.ifname).length, 1, 'one wireguard-go serves c again');
 }
 
 test(
@@ -75,95 +156,17 @@ test(
       ['a', 'c'],
       ['b', 'c'],
     ]);
-    const wide = await meshctl(m.cp.meshconfigPath, ['get', 'nodes', '-o', 'wide']);
-    for (const name of ['hub', 'a', 'b', 'c']) {
-      const row = wide.stdout.split('\n').find((l) => l.startsWith(`${name} `)) ?? '';
-      const n = (await m.admin.get('nodes', name)) as {
-        status?: { overlay?: { address?: string; publicKey?: string } };
-      };
-      for (const v of [n.status?.overlay?.address, n.status?.overlay?.publicKey, m.hosts[name].site])
-        assert.ok(row.includes(v!), `get nodes -o wide shows ${v} for ${name}:\n${wide.stdout}`);
-    }
-    const described = await waitFor(
-      async () => {
-        const out = (await meshctl(m.cp.meshconfigPath, ['describe', 'node', 'a'])).stdout;
-        return /Latest Handshake:/.test(out) ? out : undefined;
-      },
-      20_000,
-      'describe node a to show handshakes',
-    );
-    assert.match(described, /c +site2 +through the hub "hub" +stops while the hub is down/, described);
-    assert.match(described, /b +site1 +direct \(same site\) +keeps working/, described);
-
+    await checkCli(m);
     // Nothing changes for a from here through the hub's move: its interface is never torn down.
     const [aWireguardGo] = wireguardGoPids(m.hosts.a.ifname);
     assert.ok(aWireguardGo, 'a wireguard-go serves a');
-
-    // The hub down: a↔c and b↔c stop, a↔b keeps working.
-    await stopHub(m, 'hub');
-    await m.reach('a', 'b', 5_000);
-    await m.reach('b', 'a', 5_000);
-    for (const [x, y] of [
-      ['a', 'c'],
-      ['c', 'a'],
-      ['b', 'c'],
-      ['c', 'b'],
-    ])
-      await unreachable(m, x, y);
-    await m.reach('a', 'b', 5_000);
-
-    // The hub back: every path within seconds.
-    const back = Date.now();
-    await m.startAgent('hub');
-    const started = Date.now(); // the agent logs "Started agent" after its first reconcile: the interface is up
-    await Promise.all([m.reach('a', 'c', 20_000), m.reach('b', 'c', 20_000), m.reach('c', 'a', 20_000)]);
-    const recoveryMs = Date.now() - back;
-    t.diagnostic(
-      `hub back: a↔c, b↔c, c↔a answer ${Date.now() - started} ms after its agent started (${recoveryMs} ms with the agent's start-up)`,
-    );
-    assert.ok(recoveryMs < 15_000, `recovery took ${recoveryMs} ms`);
-    await checkPaths(m, 'hub', [
-      ['a', 'c'],
-      ['b', 'c'],
-    ]);
-
-    // Moving the hub to b (delete the assignment, assign it there): a↔c now goes through b.
-    await m.admin.delete('assignments', 'overlay-hub');
-    await m.admin.create('assignments', roleAssignment('overlay-hub', 'b'));
-    const bAddr = await m.address('b');
-    await waitFor(
-      async () => {
-        const r = await ping(m.hosts.a.ns, await m.address('c'), true);
-        return r?.ttl === 63 && r.route.includes(bAddr) ? r : undefined;
-      },
-      30_000,
-      'a → c to go through the new hub b',
-    );
-    await checkPaths(m, 'b', [
-      ['a', 'c'],
-      ['hub', 'a'],
-      ['hub', 'c'],
-    ]);
+    await hubOutage(m, t);
+    await moveHub(m);
     assert.deepEqual(
       wireguardGoPids(m.hosts.a.ifname),
       [aWireguardGo],
       "a's interface changed in place, never recreated",
     );
-
-    // A node that leaves the overlay (no endpoint) loses its interface; the others keep theirs.
-    await m.admin.patch('nodes', 'hub', { spec: { endpoint: null } });
-    await waitFor(() => wireguardGoPids(m.hosts.hub.ifname).length === 0, 20_000, "the old hub's interface to go");
-    await assert.rejects(ip('-n', m.hosts.hub.ns, 'link', 'show', m.hosts.hub.ifname));
-    const ABC = PAIRS.filter(([x, y]) => x !== 'hub' && y !== 'hub');
-
-    // The control plane SIGKILLed: the overlay keeps working; an agent restarted meanwhile brings its
-    // interface back from its own store.
-    await m.cp.kill();
-    for (const [from, to] of ABC) await m.reach(from, to, 10_000);
-    await stopHub(m, 'c');
-    await m.startAgent('c');
-    await m.reach('a', 'c', 20_000);
-    await m.reach('c', 'b', 20_000);
-    assert.equal(wireguardGoPids(m.hosts.c.ifname).length, 1, 'one wireguard-go serves c again');
+    await leaveAndLoseControlPlane(m);
   },
 );
