@@ -29,7 +29,7 @@ test('wireguard key: generated once (0600), kept across starts, the public key d
 
 test(
   "wireguard key: `wg pubkey` derives the same public key, and ours derives wg genkey's",
-  { skip: !hasWg && 'wg (wireguard-tools) is not installed' },
+  { skip: !hasWg && process.env.CI !== 'true' && 'wg (wireguard-tools) is not installed' },
   () => {
     for (let i = 0; i < 5; i++) {
       const pair = generateWireGuardKeyPair();
