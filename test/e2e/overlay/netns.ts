@@ -11,15 +11,20 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { waitFor } from '../../../agent/testing.ts';
-import { isRunning } from '../mesh-helpers.ts';
+import { isRunning, pidsWithTag } from '../mesh-helpers.ts';
 
 const run = promisify(execFile);
 
 /** The family prefix of every name this test creates; the run's prefix adds its pid. */
 const FAMILY = 'mwg';
 const SOCKETS = '/run/wireguard';
+
+/** The start of the name of a run's temp dir (followed by the run's prefix): a crashed run's is removed too. */
+export const TEMP_DIR_PREFIX = 'meshctl-overlay-e2e-';
 
 /** This run's prefix (≤ 8 characters: interface names `<prefix>_<host>` stay ≤ 15). */
 export const PREFIX = `${FAMILY}${process.pid.toString(36)}`;
@@ -79,7 +84,8 @@ export async function removeNamespace(ns: string): Promise<void> {
 
 /**
  * Removes what this run made (`leftovers`: false, at the end) or what crashed earlier runs left (their pid is
- * no longer running; a run in progress is left alone): namespaces with their processes, then wireguard-go sockets.
+ * no longer running; a run in progress is left alone): namespaces with their processes, then wireguard-go sockets, and
+ * a crashed run's temp dir.
  */
 export async function cleanup(opts: { leftovers: boolean }): Promise<string[]> {
   const owned = (name: string): boolean => {
@@ -91,7 +97,19 @@ export async function cleanup(opts: { leftovers: boolean }): Promise<string[]> {
   for (const ns of gone) await removeNamespace(ns);
   const sockets = existsSync(SOCKETS) ? readdirSync(SOCKETS).filter((f) => f.startsWith(FAMILY)) : [];
   for (const s of sockets) if (owned(s.replace(/\.sock$/, ''))) rmSync(`${SOCKETS}/${s}`, { force: true });
+  if (opts.leftovers) {
+    const dirs = readdirSync(tmpdir()).filter((d) => d.startsWith(TEMP_DIR_PREFIX));
+    for (const d of dirs.filter((x) => owned(x.slice(TEMP_DIR_PREFIX.length)))) await removeRunDir(join(tmpdir(), d));
+  }
   return gone;
+}
+
+/** Kills what a crashed run left running outside its namespaces (its control plane, named by its data dir), then removes the dir. */
+async function removeRunDir(dir: string): Promise<void> {
+  const pids = pidsWithTag(dir);
+  for (const pid of pids) process.kill(pid, 'SIGKILL');
+  await waitFor(() => pids.every((p) => !isRunning(p)), 10_000, `the processes of ${dir} to be gone`);
+  rmSync(dir, { recursive: true, force: true });
 }
 
 /** One host of the underlay: its namespace, site, underlay address and WireGuard interface name. */

@@ -12,7 +12,7 @@ import { spawnAgentProgram, waitFor, type AgentProcess } from '../../../agent/te
 import { spawnControlPlane, type ControlPlaneProcess } from '../../harness.ts';
 import { INTERVALS } from '../mesh-helpers.ts';
 import { forwardControlPlane, type Forwarder } from './cp-forwarder.ts';
-import { buildUnderlay, cleanup, ping, type Host } from './netns.ts';
+import { buildUnderlay, cleanup, ping, PREFIX, TEMP_DIR_PREFIX, type Host } from './netns.ts';
 
 /** The hosts: the hub in its own segment, a and b sharing site1's segment, c alone at site2. */
 export const HOSTS = [
@@ -39,7 +39,7 @@ export interface OverlayMesh {
 
 /** Builds the underlay, starts the control plane and creates the Nodes with their site and endpoint. */
 export async function startOverlayMesh(): Promise<OverlayMesh> {
-  const dir = mkdtempSync(join(tmpdir(), 'meshctl-overlay-e2e-'));
+  const dir = mkdtempSync(join(tmpdir(), `${TEMP_DIR_PREFIX}${PREFIX}-`));
   const forwarders: Forwarder[] = [];
   const agents: Record<string, AgentProcess> = {};
   const started = new Set<string>();
