@@ -17,6 +17,8 @@ import pkg from '../package.json' with { type: 'json' };
 import { declaredResources } from './declared-resources.ts';
 import { createProcessSupervisor, type ProcessSupervisorOptions } from './drivers/process-supervisor.ts';
 import { createDriverRegistry } from './drivers/registry.ts';
+import { agentOverlayStatus } from './overlay/overlay-status.ts';
+import { ensureWireGuardKey } from './overlay/wireguard-key.ts';
 import { createEngine, type Engine } from './engine/reconciler.ts';
 import type { Logger } from './engine/types.ts';
 import { resolveIdentity, type IdentityInput } from './identity.ts';
@@ -57,6 +59,8 @@ export interface AgentOptions {
   metricsListen?: string | false;
   /** Stop every supervised service on `stop()` (the local mesh's Ctrl-C). Default false. */
   stopServicesOnExit?: boolean;
+  /** This machine's name for the declared WireGuard interface (`--wireguard-interface`). */
+  wireguardInterface?: string;
   /** Default: JSON lines on stderr. */
   logger?: Logger;
   /** Supervisor tuning (restart backoff, stop grace, poll interval). */
@@ -196,8 +200,11 @@ export function createAgent(opts: AgentOptions): Agent {
     const log = withNode(logger, node);
     const clock = opts.clock ?? realClock;
     const supervisor = createProcessSupervisor({ stateDir: opts.stateDir, logger: log, clock, ...opts.supervisor });
+    const wgKey = await ensureWireGuardKey(opts.stateDir);
+    if (wgKey.created) log.info('Generated WireGuard key', { publicKey: wgKey.publicKey });
+    const wireguard = { key: () => wgKey, interfaceName: opts.wireguardInterface };
     const engine = createEngine({
-      drivers: createDriverRegistry({ supervisor }),
+      drivers: createDriverRegistry({ supervisor, wireguard }),
       ctx: { root: identity.root, stateDir: opts.stateDir, logger: log, clock },
       loadInventory: async () => store.inventory(),
       saveInventory: (_all, change) => store.applyInventoryChange(change),
@@ -260,6 +267,13 @@ export function createAgent(opts: AgentOptions): Agent {
         declaration: () => store.declaration()?.object,
         run: () => effects.lastRun(),
         appliedGeneration: () => effects.appliedGeneration(),
+        overlay: () =>
+          agentOverlayStatus({
+            publicKey: wgKey.publicKey,
+            declaration: store.declaration()?.object,
+            results: effects.lastRun()?.results,
+            interfaceName: opts.wireguardInterface,
+          }),
       },
       onDeclaration: (obj) =>
         receive({ store, node, logger: log, obj, report: () => sync.reporter.reportDeclaration(), loop, engine }),

@@ -31,6 +31,8 @@ Flags:
   --heartbeat-interval DUR    write the Node status this often (default 10s)
   --metrics-listen HOST:PORT  serve /metrics and /healthz there (default 127.0.0.1:0: the port of the
                               last start of this state dir, else a free one)
+  --wireguard-interface NAME  this machine's name for the declared WireGuard interface (default: the declared
+                              wg-mesh); agents sharing a machine need their own (wireguard-go's sockets are shared)
   --stop-services-on-exit     stop the supervised services on SIGTERM/SIGINT (default: leave them running)
   --log-buffer-size SIZE      service log lines kept on disk while the control plane is unreachable, at most;
                               the oldest are dropped first (default 16Mi; sizes: 512Ki, 16Mi, 1Gi)
@@ -64,6 +66,7 @@ const RUN_FLAGS: FlagSpec[] = [
     'heartbeat-interval',
     'metrics-listen',
     'log-buffer-size',
+    'wireguard-interface',
   ].map((name): FlagSpec => ({ name, type: 'string' })),
   { name: 'stop-services-on-exit', type: 'boolean' },
   { name: 'help', short: 'h', type: 'boolean' },
@@ -110,7 +113,9 @@ export function parseCommandLine(argv: string[]): AgentOptions | 'help' {
       throw new UsageError(`--config: ${(e as Error).message}`);
     }
   }
-  const [name, root, site] = [v('name'), v('root'), v('site')];
+  const [name, root, site, wgIf] = [v('name'), v('root'), v('site'), v('wireguard-interface')];
+  if (wgIf !== undefined && !/^[A-Za-z0-9_=+.-]{1,15}$/.test(wgIf))
+    throw new UsageError(`--wireguard-interface must be 1 to 15 letters, digits or '_=+.-', not "${wgIf}"`);
   const badRoot = root === undefined ? undefined : rootError(resolve(root), 'flag', stateDir);
   if (badRoot !== undefined) throw new UsageError(badRoot);
   return {
@@ -118,6 +123,7 @@ export function parseCommandLine(argv: string[]): AgentOptions | 'help' {
     ...(name !== undefined ? { nodeName: name } : {}),
     ...(root !== undefined ? { root } : {}),
     ...(site !== undefined ? { site } : {}),
+    ...(wgIf !== undefined ? { wireguardInterface: wgIf } : {}),
     ...(connection ? { connection } : {}),
     reconcileIntervalMs: durationFlag('reconcile-interval', v('reconcile-interval') ?? '5s'),
     heartbeatIntervalMs: durationFlag('heartbeat-interval', v('heartbeat-interval') ?? '10s'),

@@ -1,6 +1,7 @@
 /**
  * `meshctl describe`: an object for people — name, labels, annotations, metadata, spec and status as
- * indented fields, conditions as a table, and the object's recent events.
+ * indented fields, conditions as a table, and the object's recent events; a Node also its overlay paths
+ * (describe-node.ts).
  */
 import type { Client } from '../api/client/types.ts';
 import { isReason } from '../api/meta/api-error.ts';
@@ -11,6 +12,8 @@ import { EXIT_FAILED, EXIT_OK, formatError, shortenGroup } from './errors.ts';
 import { LAST_APPLIED } from './apply-object.ts';
 import { eventTime, eventsTable, labelWidth, renderFields, type EventLike } from './printers/describe-fields.ts';
 import { parseTargets } from './resources.ts';
+import { overlayPathsSection } from './describe-node.ts';
+import type { Node } from '../api/v1alpha1/generated/index.ts';
 
 /** The `describe` command. */
 export const command: Command = {
@@ -76,8 +79,9 @@ export async function describeObject(
     finalizers: meta.finalizers,
   };
   const body = renderFields({ metadata, ...rest }, 0, width);
+  const paths = kind.kind === 'Node' ? await overlayPathsSection(client, obj as Node) : '';
   const events = kind.plural === 'events' ? [] : ['Events:' + (await eventsSection(client, kind, obj, now))];
-  return [...head, ...body, ...events].join('\n') + '\n';
+  return [...head, ...body, ...(paths ? [paths.slice(1)] : []), ...events].join('\n') + '\n';
 }
 
 /** Labels or annotations, `key=value` one per line aligned under the first, or `<none>`. */

@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../api/meta/types.ts';
-import type { Assignment } from '../api/v1alpha1/generated/index.ts';
-import { nodesOfAssignment, nodesOfModule } from './declaration-controller.ts';
+import type { Assignment, Declaration, Node } from '../api/v1alpha1/generated/index.ts';
+import { OVERLAY_RESOURCE_ID } from '../api/v1alpha1/overlay.ts';
+import { nodesOfAssignment, nodesOfModule, nodesOfNode } from './declaration-controller.ts';
 import { OWNERS_ANNOTATION } from '../api/v1alpha1/render-declaration.ts';
 
 // The reconcile itself runs against the real server in test/e2e/declaration-controller.test.ts; these are
@@ -40,4 +41,44 @@ test('a module maps to the nodes of the assignments that use it, once each', () 
   };
   assert.deepEqual(nodesOfModule('web', assignments), ['n1', 'n2']);
   assert.deepEqual(nodesOfModule('none', assignments), []);
+});
+
+test('a Node maps to itself, the hub, its site and the nodes that name it as a peer — the whole mesh only for the hub', () => {
+  const n = (name: string, site: string): Node => ({
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Node',
+    metadata: { name },
+    spec: { site },
+  });
+  const nodes = [n('hub', 'dc'), n('a', 's1'), n('b', 's1'), n('c', 's2'), n('d', 's2'), n('e', 's3')];
+  const wg = (peers: string[]): Declaration => ({
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Declaration',
+    metadata: { name: 'x' },
+    spec: {
+      generation: 1,
+      resources: [
+        {
+          id: OVERLAY_RESOURCE_ID,
+          owner: 'mesh-overlay',
+          kind: 'WireGuard',
+          spec: {
+            interface: 'wg-mesh',
+            address: '100.64.0.9/10',
+            peers: peers.map((node) => ({ node, publicKey: 'A'.repeat(43) + '=', allowedIPs: [] })),
+          },
+        },
+      ],
+    },
+  });
+  // e's Declaration still names a (say a moved from s3 to s1): it is re-rendered too.
+  const declarations = new Map([['e', wg(['a', 'hub'])]]);
+  const caches = {
+    nodes: { list: () => nodes },
+    assignments: { list: () => [asg('overlay-hub', 'overlay-hub', 'hub')] },
+    declarations: { get: (name: string) => declarations.get(name) },
+  };
+  assert.deepEqual(nodesOfNode(nodes[1], caches).sort(), ['a', 'b', 'e', 'hub']);
+  assert.deepEqual(nodesOfNode(nodes[3], caches).sort(), ['c', 'd', 'hub']);
+  assert.deepEqual(nodesOfNode(nodes[0], caches).sort(), ['a', 'b', 'c', 'd', 'e', 'hub']);
 });

@@ -9,6 +9,10 @@
  * re-renders the node it left); a Module to the nodes of the assignments that use it. Reads come from the
  * informers' caches; every write carries the cached resourceVersion, so a stale cache ends in a Conflict,
  * which is thrown and retried with backoff. Nothing is written when nothing changed.
+ *
+ * The overlay (api/v1alpha1/overlay.ts): a Node maps to itself, the hub, its site and the nodes whose
+ * Declaration names it as a peer — not to the whole mesh — unless it is the hub; the overlay-hub Assignment
+ * and the Mesh map to every node.
  */
 import type { Client } from '../api/client/types.ts';
 import type { Assignment, Declaration, Node } from '../api/v1alpha1/generated/index.ts';
@@ -18,6 +22,8 @@ import {
   renderDeclaration,
   type Rendering,
 } from '../api/v1alpha1/render-declaration.ts';
+import { hubOf, overlayNodesAffected, overlayPeerNames, renderOverlay } from '../api/v1alpha1/overlay.ts';
+import { OVERLAY_HUB_MODULE } from '../api/v1alpha1/builtin-modules.ts';
 import { realClock } from '../api/meta/clock.ts';
 import { createController, type Controller, type Reconciler } from './runtime/controller.ts';
 import type { Informer } from '../api/client/informer.ts';
@@ -28,13 +34,14 @@ import { informersFor, type ControllerOptions, type Informers } from './runtime/
 export type DeclarationControllerOptions = ControllerOptions;
 
 /** The informers the controller reads from. */
-type Caches = Informers<'nodes' | 'assignments' | 'modules' | 'declarations'>;
+type Caches = Informers<'nodes' | 'assignments' | 'modules' | 'declarations' | 'meshes'>;
 
 /** Creates the Declaration controller; add it to the manager, which starts it once the caches are synced. */
 export function createDeclarationController(opts: DeclarationControllerOptions): Controller {
   const { manager } = opts;
   const clock = opts.clock ?? realClock;
-  const caches: Caches = informersFor(manager, ['nodes', 'assignments', 'modules', 'declarations']);
+  const caches: Caches = informersFor(manager, ['nodes', 'assignments', 'modules', 'declarations', 'meshes']);
+  const allNodes = (): string[] => caches.nodes.list().map((n) => n.metadata.name ?? '');
   const reconciler = new DeclarationReconciler({ client: manager.client, caches, logger: manager.logger });
   return createController({
     name: 'declaration',
@@ -43,10 +50,18 @@ export function createDeclarationController(opts: DeclarationControllerOptions):
     clock,
     logger: manager.logger,
     sources: [
-      { informer: caches.nodes },
-      { informer: caches.assignments, keys: (obj) => nodesOfAssignment(obj as Assignment, caches.declarations) },
+      { informer: caches.nodes, keys: (obj) => nodesOfNode(obj as Node, caches) },
+      {
+        informer: caches.assignments,
+        keys: (obj) =>
+          (obj as Assignment).spec.module === OVERLAY_HUB_MODULE
+            ? allNodes()
+            : nodesOfAssignment(obj as Assignment, caches.declarations),
+      },
       { informer: caches.modules, keys: (obj) => nodesOfModule(obj.metadata.name ?? '', caches.assignments) },
       { informer: caches.declarations },
+      // The overlay's CIDR and port are the Mesh's: a change re-renders every node.
+      { informer: caches.meshes, keys: allNodes },
     ],
   });
 }
@@ -59,6 +74,23 @@ export function nodesOfAssignment(a: Assignment, declarations: Pick<Informer, 'l
     .filter((d) => name in readOwnerRecords(d))
     .map((d) => d.metadata.name ?? '');
   return [...new Set([a.spec.node, ...holding])];
+}
+
+/** The nodes to reconcile when a Node changed: itself, and those whose overlay peers it may be (O(site), overlay.ts). */
+export function nodesOfNode(
+  node: Node,
+  caches: {
+    nodes: Pick<Informer<Node>, 'list'>;
+    assignments: Pick<Informer<Assignment>, 'list'>;
+    declarations: Pick<Informer<Declaration>, 'get'>;
+  },
+): string[] {
+  return overlayNodesAffected({
+    changed: node,
+    nodes: caches.nodes.list(),
+    hub: hubOf(caches.assignments.list()),
+    peersOf: (name) => overlayPeerNames(caches.declarations.get(name)?.spec.resources),
+  });
 }
 
 /** The nodes to reconcile when a module changed: those of the assignments that use it. */
@@ -88,7 +120,13 @@ class DeclarationReconciler implements Reconciler {
     const assignments = this.caches.assignments.list();
     const declaration = this.caches.declarations.get(nodeName);
     const modules = new Map(this.caches.modules.list().map((m) => [m.metadata.name ?? '', m]));
-    const rendering = renderDeclaration({ node: nodeName, assignments, modules, current: declaration });
+    const overlay = renderOverlay({
+      node: nodeName,
+      nodes: this.caches.nodes.list(),
+      hub: hubOf(assignments),
+      mesh: this.caches.meshes.list()[0],
+    });
+    const rendering = renderDeclaration({ node: nodeName, assignments, modules, current: declaration, overlay });
     await this.writeDeclaration(node, rendering, declaration);
   }
 

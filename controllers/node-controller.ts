@@ -4,8 +4,9 @@
  * of its Declaration (condition DeclarationApplied, `declaration.desiredGeneration`). The decisions are
  * pure (node-reachability.ts); this file wires informers, time and writes.
  *
- * Who writes what in Node.status: the agent's heartbeat writes controlPlaneLastContact, agentVersion and
- * declaration.appliedGeneration (merge patch); this controller writes lastSeen — the control plane's time
+ * Who writes what in Node.status: the agent's heartbeat writes controlPlaneLastContact, agentVersion,
+ * declaration.appliedGeneration and overlay's publicKey, interface, peers and message (merge patch); the
+ * overlay controller writes overlay.address (overlay-controller.ts; a node's own writes keep it); this controller writes lastSeen — the control plane's time
  * of the heartbeat it observed, never the agent's clock — reachable, since, observedGeneration,
  * declaration.desiredGeneration (from the Declaration, known even while the node is down) and its two
  * conditions. It looks again exactly when a reachable node's grace period would run out (requeueAfter),

@@ -108,6 +108,28 @@ async function converged(meshconfig, timeoutMs) {
   }
 }
 
+/** Waits until every node has its overlay address (the control plane's) and public key (its agent's). */
+async function overlayPublished(meshconfig, timeoutMs) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const list = JSON.parse(meshctl(meshconfig, 'get', 'nodes', '-o', 'json'));
+    if (
+      list.items.length === nodes.length &&
+      list.items.every((n) => n.status?.overlay?.address && n.status.overlay.publicKey)
+    )
+      return true;
+    if (Date.now() > until) return false;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Why the local mesh has overlay addresses and keys but no WireGuard interfaces. */
+const NO_INTERFACES =
+  'Overlay: every node has its address (OVERLAY IP) and WireGuard key (PUBLIC KEY), but no interface is created here:\n' +
+  "the three agents share this machine's network namespace (one UDP port, one interface name), so the local mesh\n" +
+  'gives its nodes no spec.endpoint, and a node without an underlay endpoint is not put on the overlay\n' +
+  '(`meshctl describe node node-a`, Overlay: Message). test/e2e/overlay.test.ts runs real interfaces in namespaces.\n';
+
 let stopping = false;
 function shutdown(code) {
   if (stopping) return;
@@ -191,7 +213,10 @@ async function main() {
   if (!(await converged(meshconfig, 60_000)))
     console.error('npm start: the nodes did not converge within 60 s; see `meshctl get assignments`');
   console.log(`\nA local mesh is running: the control plane at ${serving.url} and agents ${nodes.join(', ')}.\n`);
-  console.log(meshctl(meshconfig, 'get', 'nodes'));
+  if (!(await overlayPublished(meshconfig, 20_000)))
+    console.error('npm start: not every node has its overlay address and key yet; see `meshctl get nodes -o wide`');
+  console.log(meshctl(meshconfig, 'get', 'nodes', '-o', 'wide'));
+  console.log(NO_INTERFACES);
   console.log(meshctl(meshconfig, 'get', 'assignments'));
   console.log(`Each node's files are under ${join(home, 'nodes', '<node>', 'root')}; logs in ${join(home, 'logs')}.`);
   console.log('Point meshctl (and kubectl) at it from another terminal:\n');

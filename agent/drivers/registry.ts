@@ -1,15 +1,16 @@
 /**
  * The explicit driver registry: a plain map from host resource kind to its driver. Nothing registers
- * itself; a kind without an entry here (e.g. `WireGuard`, until its driver exists) fails with a clear
- * "no driver" result.
+ * itself; a kind without an entry here (`WireGuard` when no key pair is given, as in engine tests) fails
+ * with a clear "no driver" result.
  */
 import type { DriverRegistry } from '../engine/types.ts';
 import { directoryDriver } from './directory.ts';
 import { fileDriver } from './file.ts';
 import { createServiceDriver, type ServiceDriverOptions } from './service.ts';
+import { createWireGuardDriver, type WireGuardDriverOptions } from './wireguard.ts';
 
-/** What the stateful drivers need: the agent's long-lived process supervisor and systemd options. */
-export type DriverRegistryOptions = ServiceDriverOptions;
+/** What the stateful drivers need: the agent's long-lived process supervisor, systemd options, the WireGuard key. */
+export type DriverRegistryOptions = ServiceDriverOptions & { wireguard?: WireGuardDriverOptions };
 
 /** Creates the map kind → driver the engine uses. */
 export function createDriverRegistry(opts: DriverRegistryOptions): DriverRegistry {
@@ -17,5 +18,6 @@ export function createDriverRegistry(opts: DriverRegistryOptions): DriverRegistr
     Directory: directoryDriver,
     File: fileDriver,
     Service: createServiceDriver(opts),
+    ...(opts.wireguard ? { WireGuard: createWireGuardDriver(opts.wireguard) } : {}),
   };
 }

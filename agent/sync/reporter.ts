@@ -22,6 +22,8 @@ export interface ReportState {
   declaration(): Declaration | undefined;
   run(): RunSummary | undefined;
   appliedGeneration(): number | undefined;
+  /** The agent's part of Node.status.overlay (agent/overlay/overlay-status.ts); absent: not reported. */
+  overlay?(): Promise<unknown>;
 }
 
 /** Options of `createReporter`. */
@@ -131,7 +133,16 @@ export function createReporter(opts: ReporterOptions): Reporter {
     const now = new Date().toISOString();
     const applied = opts.state.appliedGeneration();
     const declaration = applied !== undefined ? { appliedGeneration: applied } : {};
-    const status = { controlPlaneLastContact: now, agentVersion: opts.agentVersion, declaration };
+    const overlay = await opts.state.overlay?.().catch((e: unknown) => {
+      logger.error('Failed to read overlay status', { node, error: (e as Error).message });
+      return undefined;
+    });
+    const status = {
+      controlPlaneLastContact: now,
+      agentVersion: opts.agentVersion,
+      declaration,
+      ...(overlay ? { overlay } : {}),
+    };
     const send = (): Promise<unknown> => client.patch('nodes', node, { status }, { subresource: 'status' });
     let missing = false;
     const sent = await call('write Node heartbeat', send, (e) => (missing = isCode(e, 404)));

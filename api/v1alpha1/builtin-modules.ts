@@ -70,7 +70,11 @@ export function controlPlaneModule(o: ControlPlaneModuleOptions): Module {
   };
 }
 
-/** The `overlay-hub` module: for now only the hub's declared place on its node (WireGuard comes later). */
+/**
+ * The `overlay-hub` module: the hub's declared place on its node. What makes the node the hub is the
+ * Assignment itself: the control plane renders the node's WireGuard resource as the hub's (it peers with
+ * every node and forwards; api/v1alpha1/overlay.ts), so the module needs no WireGuard resource of its own.
+ */
 export function overlayHubModule(version: string): Module {
   return {
     apiVersion: API_VERSION,
@@ -80,7 +84,7 @@ export function overlayHubModule(version: string): Module {
       version,
       description:
         'The overlay hub: routes overlay traffic between nodes that are not co-located. Declared on one node, never elected. ' +
-        'For now it is only its declared place on the node; the WireGuard interface comes with the overlay.',
+        "Its assignment makes the node's WireGuard interface (rendered by the control plane) peer with every node and forward.",
       resources: [
         { id: 'dir', kind: 'Directory', spec: { path: OVERLAY_HUB_DIR, mode: '0755' } },
         {
@@ -92,7 +96,7 @@ export function overlayHubModule(version: string): Module {
             mode: '0644',
             content:
               'This node is the mesh\'s overlay hub: declared by the Assignment of module "overlay-hub", never elected.\n' +
-              'This file is its declared place; the WireGuard interface is not built yet.\n',
+              'Its WireGuard interface peers with every node and forwards between them (Node.spec.endpoint puts a node on the overlay).\n',
           },
         },
       ],

@@ -79,6 +79,7 @@ const NODE: KindInfo = {
     },
     wide({ name: 'Endpoint', jsonPath: '.spec.endpoint', type: 'string' }),
     wide({ name: 'Overlay IP', jsonPath: '.status.overlay.address', type: 'string' }),
+    wide({ name: 'Public Key', jsonPath: '.status.overlay.publicKey', type: 'string' }),
     wide({ name: 'Agent', jsonPath: '.status.agentVersion', type: 'string' }),
   ],
 };

@@ -19,6 +19,7 @@
  *   Declaration) and never otherwise. It is not the metadata.generation, which the store owns and assigns;
  *   owner records use spec.generation too, and the agent reports the spec.generation it holds
  *   (status.receivedGeneration), so the two are compared on one scale without guessing the store's.
+ * - The node's WireGuard resource (overlay.ts), when it is on the overlay, comes last, owned by no assignment.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, OwnerReference } from '../meta/types.ts';
@@ -70,6 +71,8 @@ export interface RenderInput {
   assignments: readonly Assignment[];
   modules: ReadonlyMap<string, Module>;
   current?: Declaration;
+  /** The node's overlay resource (overlay.ts `renderOverlay`), rendered last; none: the node is not on the overlay. */
+  overlay?: DeclaredResource;
 }
 
 /** A rendered Declaration: its spec, its owner records, one outcome per assignment, and whether resources changed. */
@@ -196,6 +199,7 @@ export function renderDeclaration(input: RenderInput): Rendering {
     return { owner, held, selection: select(a, input.modules, held, previous[owner]) };
   });
   const resources = picked.flatMap((p) => ('resources' in p.selection ? p.selection.resources : []));
+  if (input.overlay) resources.push(input.overlay);
   const changed = !current || !isDeepStrictEqual(current.spec.resources, resources);
   const generation = changed ? (current?.spec.generation ?? 0) + 1 : current.spec.generation;
   const owners: OwnerRecords = {};

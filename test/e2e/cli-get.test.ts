@@ -64,7 +64,7 @@ test('get prints a table: NAME, the kind columns, AGE', async () => {
 
 test('-o wide adds the priority columns; -l filters; --field-selector filters', async () => {
   const wide = await meshctl('get', 'nodes', '-o', 'wide');
-  assert.match(wide.stdout.split('\n')[0], /ENDPOINT +OVERLAY IP +AGENT +AGE$/);
+  assert.match(wide.stdout.split('\n')[0], /ENDPOINT +OVERLAY IP +PUBLIC KEY +AGENT +AGE$/);
   assert.match(wide.stdout, /alpha +home .*192\.0\.2\.5:51820/);
   const web = await meshctl('get', 'nodes', '-l', 'role=web', '-o', 'name');
   assert.equal(web.stdout, 'node/alpha\n');

@@ -58,6 +58,16 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
     return rows.map((row) => row.split(/\s+/)[0]).sort();
   };
   assert.deepEqual(await names(), LOCAL_NODES, 'exactly the three nodes');
+  // The overlay: every node's address and key are printed, and why there are no interfaces.
+  for (const n of LOCAL_NODES) {
+    const row =
+      mesh
+        .stdout()
+        .split('\n')
+        .find((l) => l.startsWith(`${n} `)) ?? '';
+    assert.match(row, / 100\.64\.\d+\.\d+ +[A-Za-z0-9+/]{43}=/, `${n}'s overlay address and key:\n${mesh.stdout()}`);
+  }
+  assert.match(mesh.stdout(), /no interface is created here:\nthe three agents share this machine's network namespace/);
 
   // The greeter runs on node-a (and node-b), printing to its log file (the agent captures its output); node-c has none of it.
   const outLog = logPath(state('node-a'), 'greeter-on-node-a/service');

@@ -3,7 +3,8 @@
  * before the body is read; this checks what a node writes): an Event a node creates must be about its own
  * Node, its own Declaration, or an Assignment to it. It is a view of the store that a node's requests use,
  * so every write path (create, dry run) goes through it. With an EventQuota (event-quota.ts) it also holds a
- * node to its event rate and count.
+ * node to its event rate and count. A node's writes of its Node keep the stored `status.overlay.address`:
+ * the control plane allocates it (controllers/overlay-controller.ts), and a node must not claim another's.
  */
 import { ApiError } from '../../meta/api-error.ts';
 import type { KubeObject } from '../../meta/types.ts';
@@ -31,7 +32,8 @@ export function nodeRestrictedStore(store: Store, self: string, quota?: EventQuo
       if (!opts?.dryRun) await quota.collect(store, self);
       return created;
     },
-    update: (plural, obj, opts) => store.update(plural, obj, opts),
+    update: (plural, obj, opts) =>
+      store.update(plural, plural === 'nodes' ? keepOverlayAddress(store, obj) : obj, opts),
     delete: (plural, name, opts) => store.delete(plural, name, opts),
     watch: (plural, opts, onEvent) => store.watch(plural, opts, onEvent),
     close: () => Promise.reject(new ApiError({ reason: 'InternalError', message: 'a request cannot close the store' })),
@@ -64,4 +66,21 @@ export function checkEvent(store: Store, self: string, event: KubeObject): void 
     attrs,
     `an Event from a node must be about its own Node or Declaration ("${self}") or an Assignment to it, not about ${what}`,
   );
+}
+
+/** `obj` with the stored Node's `status.overlay.address` (or none, when the stored Node has none). */
+export function keepOverlayAddress<T extends KubeObject>(store: Store, obj: T): T {
+  type Overlay = Record<string, unknown> & { address?: unknown };
+  const overlayOf = (o: KubeObject | undefined): Overlay | undefined => {
+    const status = o?.status;
+    if (typeof status !== 'object' || status === null) return undefined;
+    const overlay = (status as { overlay?: unknown }).overlay;
+    return typeof overlay === 'object' && overlay !== null ? (overlay as Overlay) : undefined;
+  };
+  const stored = overlayOf(store.get('nodes', obj.metadata?.name ?? ''))?.address;
+  const sent = overlayOf(obj);
+  if (sent?.address === stored) return obj;
+  const { address: _dropped, ...rest } = sent ?? {};
+  const overlay = stored === undefined ? rest : { ...rest, address: stored };
+  return { ...obj, status: { ...(obj.status as Record<string, unknown>), overlay } };
 }

@@ -131,7 +131,7 @@ export type ServiceSpec = {
   restart?: RestartPolicy;
 };
 /**
- * A WireGuard interface. Its private key is generated on the node and never leaves it; the node reports the public key in Node.status.overlay.
+ * A WireGuard interface (the kernel's where it has WireGuard, else wireguard-go), configured with wg and ip. Its private key is generated on the node and never leaves it; the node reports the public key in Node.status.overlay. The control plane renders one into the Declaration of every node on the overlay (api/v1alpha1/overlay.ts).
  *
  * This interface was referenced by `HostResource`'s JSON-Schema
  * via the `definition` "WireGuardSpec".
@@ -150,11 +150,19 @@ export type WireGuardSpec = {
    */
   listenPort?: number;
   /**
+   * Whether the node forwards IPv4 between its peers (the overlay hub: net.ipv4.ip_forward on, ICMP redirects off). false or omitted leaves the node's forwarding setting as it is.
+   */
+  forward?: boolean;
+  /**
    * The peers of this interface.
    */
   peers?: WireGuardPeer[];
 };
 export type WireGuardPeer = {
+  /**
+   * The Node this peer is (for people and reports; WireGuard knows peers by key).
+   */
+  node?: string;
   /**
    * The peer's public key.
    */

@@ -19,7 +19,7 @@ export type Mesh = {
  */
 export type MeshSpec = {
   /**
-   * The WireGuard overlay joining the nodes. (Planned: not built yet; nothing fills or acts on this.)
+   * The WireGuard overlay joining the nodes: every node gets an address from cidr; a node with spec.endpoint and a published key gets a WireGuard interface peered with the hub and its own site.
    */
   overlay?: {
     /**

@@ -23,7 +23,7 @@ export type NodeSpec = {
    */
   site?: string;
   /**
-   * Underlay host:port where other nodes reach this node's WireGuard.
+   * Underlay host:port where other nodes reach this node's WireGuard. A node is on the overlay (the control plane renders its WireGuard interface) once it has one, an overlay address and a published public key.
    */
   endpoint?: string;
 };
@@ -61,17 +61,29 @@ export type NodeStatus = {
     appliedGeneration?: number;
   };
   /**
-   * The node's place on the overlay. (Planned: not built yet; nothing fills or acts on this.)
+   * The node's place on the overlay. The control plane writes address (allocated once, kept while the node exists); the agent writes publicKey, interface, peers and message.
    */
   overlay?: {
     /**
-     * Overlay IP address allocated to the node.
+     * Overlay IP address allocated to the node from Mesh.spec.overlay.cidr.
      */
     address?: string;
     /**
      * The node's WireGuard public key (the private key never leaves the node).
      */
     publicKey?: string;
+    /**
+     * The node's WireGuard interface as the agent applies it (absent: none declared).
+     */
+    interface?: string;
+    /**
+     * Why the node has no WireGuard interface, when it has none.
+     */
+    message?: string;
+    /**
+     * The interface's peers as WireGuard reports them.
+     */
+    peers?: OverlayPeerStatus[];
   };
   /**
    * Certificates the node holds and serves. (Planned: not built yet; nothing fills or acts on this.)
@@ -98,4 +110,30 @@ export type NodeStatus = {
    * Reachable and similar conditions.
    */
   conditions?: Condition[];
+};
+export type OverlayPeerStatus = {
+  /**
+   * The peer's Node.
+   */
+  node?: string;
+  /**
+   * The peer's key.
+   */
+  publicKey: string;
+  /**
+   * Where its packets last came from (host:port).
+   */
+  endpoint?: string;
+  /**
+   * The last completed handshake (absent: never).
+   */
+  latestHandshake?: string;
+  /**
+   * Bytes received from the peer.
+   */
+  rxBytes?: number;
+  /**
+   * Bytes sent to the peer.
+   */
+  txBytes?: number;
 };
