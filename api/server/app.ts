@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../meta/api-error.ts';
 import type { Store } from '../store/types.ts';
 import type { Authenticator, Authorizer, Identity } from './access/auth.ts';
-import { adminOnly, clientKey, forbidden, unauthorized } from './access/auth.ts';
+import { adminOnly, clientKey, unauthorized } from './access/auth.ts';
 import { SharedLists, type SharedListStats } from './resources/shared-lists.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './http/body.ts';
 import { InflightLimiter, type InflightLimits, type InflightStats } from './http/inflight.ts';
