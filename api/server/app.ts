@@ -19,7 +19,9 @@ import type { Logger } from '../../api/meta/logger.ts';
 import { silentLogger } from '../../api/meta/logger.ts';
 import { serveResource } from './resources/resource-router.ts';
 import { checkDotSegments, matchRoute, notFoundPath, type Route } from './http/routes.ts';
-import { requireMethod, sendError, sendJson, sendText } from './http/respond.ts';
+import { requireMethod, sendError, sendJson, sendRaw, sendText } from './http/respond.ts';
+import { openApiDocument } from './http/openapi.ts';
+import { serveCoreEvents } from './resources/core-events.ts';
 import { WatchRegistry } from './resources/watch.ts';
 
 /** Options of `createApp`. */
@@ -117,6 +119,21 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
   cfg.limiter.admit(res, clientKey(identity), longRunning(route, url));
   if (!route || route.type === 'join') throw notFoundPath();
   if (route.type === 'logs') return serveLogs(cfg, { req, res, url, method, identity, node: route.node });
+  if (route.type === 'openapi') {
+    requireMethod(res, method, ['GET', 'HEAD']);
+    const refused = cfg.authorize(identity, { verb: 'get', path: url.pathname });
+    if (refused) throw refused;
+    const doc = openApiDocument(route.doc, req.headers.accept);
+    sendRaw(res, 200, doc.text, { ETag: doc.etag });
+    return undefined;
+  }
+  if (route.type === 'core-events') {
+    const verb = route.name === undefined ? 'list' : 'get';
+    const refused = cfg.authorize(identity, { verb, plural: 'events', path: url.pathname });
+    if (refused) throw refused;
+    serveCoreEvents({ req, res, url, method, store: forRequest(cfg, identity, url).store, route });
+    return undefined;
+  }
   if (route.type === 'discovery') {
     requireMethod(res, method, ['GET', 'HEAD']);
     const refused = cfg.authorize(identity, { verb: 'get', path: url.pathname });

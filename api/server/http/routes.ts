@@ -2,13 +2,15 @@
  * Maps a request path to what it addresses: a health check, a discovery document, the anonymous join
  * endpoints (`/cluster-info`, `/join`), or a resource
  * (`/apis/meshctl.dev/v1alpha1/<plural>[/<name>[/status]]`, and the older `/watch/<plural>[/<name>]` form);
- * a node's service logs (`/apis/meshctl.dev/v1alpha1/nodes/<name>/logs`, logs/logs.ts).
+ * a node's service logs (`/apis/meshctl.dev/v1alpha1/nodes/<name>/logs`, logs/logs.ts); the OpenAPI documents
+ * (openapi.ts); the core/v1 view of Events that `kubectl describe` reads (`/api/v1/…events`).
  */
 import { ApiError } from '../../meta/api-error.ts';
 import { GROUP, VERSION } from '../../meta/types.ts';
+import { V3_GROUP_URL, type OpenApiDoc } from './openapi.ts';
 
 /** A discovery document. */
-export type DiscoveryDoc = 'version' | 'api' | 'apis' | 'group' | 'resources';
+export type DiscoveryDoc = 'version' | 'api' | 'apis' | 'group' | 'resources' | 'core';
 
 /** What a path addresses. */
 export type Route =
@@ -16,6 +18,8 @@ export type Route =
   | { type: 'discovery'; doc: DiscoveryDoc }
   | { type: 'join'; endpoint: 'cluster-info' | 'join' }
   | { type: 'logs'; node: string }
+  | { type: 'openapi'; doc: OpenApiDoc }
+  | { type: 'core-events'; namespace?: string; name?: string; watchPath: boolean }
   | { type: 'resource'; plural: string; name?: string; subresource?: string; watchPath: boolean };
 
 const HEALTH = new Set(['/healthz', '/readyz', '/livez']);
@@ -25,7 +29,9 @@ const DISCOVERY: Record<string, DiscoveryDoc> = {
   '/apis': 'apis',
   [`/apis/${GROUP}`]: 'group',
   [`/apis/${GROUP}/${VERSION}`]: 'resources',
+  '/api/v1': 'core',
 };
+const OPENAPI: Record<string, OpenApiDoc> = { '/openapi/v2': 'v2', '/openapi/v3': 'v3', [V3_GROUP_URL]: 'v3-group' };
 const PREFIX = `/apis/${GROUP}/${VERSION}/`;
 
 /** The 404 for a path that addresses nothing. */
@@ -41,6 +47,9 @@ export function matchRoute(pathname: string): Route | undefined {
     return { type: 'join', endpoint: path === '/join' ? 'join' : 'cluster-info' };
   const doc = DISCOVERY[path];
   if (doc) return { type: 'discovery', doc };
+  const openapi = OPENAPI[path];
+  if (openapi) return { type: 'openapi', doc: openapi };
+  if (path.startsWith('/api/v1/')) return coreEventsRoute(path.slice('/api/v1/'.length).split('/').map(decodeSegment));
   if (!path.startsWith(PREFIX)) return undefined;
   const parts = path.slice(PREFIX.length).split('/').map(decodeSegment);
   const watchPath = parts[0] === 'watch';
@@ -56,6 +65,29 @@ export function matchRoute(pathname: string): Route | undefined {
     ...(name !== undefined ? { name } : {}),
     ...(subresource !== undefined ? { subresource } : {}),
     watchPath,
+  };
+}
+
+/**
+ * The read-only core/v1 view of our Events (resources/core-events.ts): `/api/v1/events[/<name>]`,
+ * `/api/v1/namespaces/<ns>/events[/<name>]` and their `/api/v1/watch/…` forms; nothing else under `/api/v1`.
+ */
+function coreEventsRoute(parts: string[]): Route | undefined {
+  const watchPath = parts[0] === 'watch';
+  if (watchPath) parts.shift();
+  let namespace: string | undefined;
+  if (parts[0] === 'namespaces') {
+    if (!parts[1]) return undefined;
+    namespace = parts[1];
+    parts = parts.slice(2);
+  }
+  const [plural, name, ...rest] = parts;
+  if (plural !== 'events' || rest.length || name === '') return undefined;
+  return {
+    type: 'core-events',
+    watchPath,
+    ...(namespace !== undefined ? { namespace } : {}),
+    ...(name !== undefined ? { name } : {}),
   };
 }
 
