@@ -21,12 +21,8 @@ type Json = Record<string, unknown>;
 export const V3_GROUP_PATH = `apis/${API_VERSION}`;
 export const V3_GROUP_URL = `/openapi/v3/${V3_GROUP_PATH}`;
 
-const PATCH_TYPES = [
-  'application/apply-patch+yaml',
-  'application/json-patch+json',
-  'application/merge-patch+json',
-  'application/strategic-merge-patch+json',
-];
+/** No strategic merge patch, as for a CRD: finding none, `kubectl apply` sends a JSON merge patch. */
+const PATCH_TYPES = ['application/apply-patch+yaml', 'application/json-patch+json', 'application/merge-patch+json'];
 const WRITE_PARAMS: Record<string, string> = {
   dryRun: 'When present (All), the write is checked but not stored.',
   fieldManager: 'The name of the actor making the change (required for server-side apply).',

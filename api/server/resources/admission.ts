@@ -17,7 +17,10 @@ import { validateObject } from '../../v1alpha1/validate.ts';
 import type { Store } from '../../store/types.ts';
 import { checkRoleAssignment } from './admission-roles.ts';
 
-/** Checks apiVersion, kind and the shape of metadata; returns the body typed as an object. */
+/**
+ * Checks apiVersion, kind and the shape of metadata; returns the body typed as an object. A
+ * `metadata.namespace` is cleared, as kube-apiserver clears it on a cluster-scoped object.
+ */
 export function checkTypeMeta(info: KindInfo, body: Record<string, unknown>): KubeObject {
   if (body.apiVersion !== API_VERSION) {
     throw ApiError.badRequest(
@@ -35,6 +38,7 @@ export function checkTypeMeta(info: KindInfo, body: Record<string, unknown>): Ku
       { field: 'metadata', message: 'must be an object', reason: 'FieldValueInvalid' },
     ]);
   }
+  delete (body.metadata as { namespace?: unknown }).namespace;
   return body as KubeObject;
 }
 
