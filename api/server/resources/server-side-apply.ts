@@ -76,7 +76,7 @@ function deleteAt(obj: Json, key: string): void {
 
 function mergeInto(live: Json, config: Json): void {
   for (const [k, v] of Object.entries(config)) {
-    if (isMap(v) && isMap(live[k]) && Object.keys(v).length) mergeInto(live[k], v);
+    if (isMap(v) && isMap(live[k])) mergeInto(live[k], v);
     else live[k] = structuredClone(v);
   }
 }
