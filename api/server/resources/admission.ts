@@ -17,9 +17,13 @@ import { validateObject } from '../../v1alpha1/validate.ts';
 import type { Store } from '../../store/types.ts';
 import { checkRoleAssignment } from './admission-roles.ts';
 
+/** Metadata fields kube-apiserver does not keep when empty (`omitempty` in ObjectMeta). */
+const OMITTED_WHEN_EMPTY = ['labels', 'annotations', 'ownerReferences', 'finalizers'];
+
 /**
- * Checks apiVersion, kind and the shape of metadata; returns the body typed as an object. A
- * `metadata.namespace` is cleared, as kube-apiserver clears it on a cluster-scoped object.
+ * Checks apiVersion, kind and the shape of metadata; returns the body typed as an object. As kube-apiserver,
+ * it clears `metadata.namespace` (every kind of ours is cluster-scoped) and drops empty labels, annotations,
+ * ownerReferences and finalizers.
  */
 export function checkTypeMeta(info: KindInfo, body: Record<string, unknown>): KubeObject {
   if (body.apiVersion !== API_VERSION) {
@@ -38,7 +42,12 @@ export function checkTypeMeta(info: KindInfo, body: Record<string, unknown>): Ku
       { field: 'metadata', message: 'must be an object', reason: 'FieldValueInvalid' },
     ]);
   }
-  delete (body.metadata as { namespace?: unknown }).namespace;
+  const meta = body.metadata as Record<string, unknown>;
+  delete meta.namespace;
+  for (const k of OMITTED_WHEN_EMPTY) {
+    const v = meta[k];
+    if (v !== null && typeof v === 'object' && Object.keys(v).length === 0) delete meta[k];
+  }
   return body as KubeObject;
 }
 
