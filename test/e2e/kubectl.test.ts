@@ -136,6 +136,9 @@ test('kubectl explain reads our schemas', { skip }, async () => {
   assert.match(e.stdout, /Co-location group/);
   const m = await kubectl('explain', 'modules.spec.resources');
   assert.match(m.stdout, /^FIELD: resources <\[\]Object>$/m, m.stderr);
+  const ev = await kubectl('explain', 'events.involvedObject');
+  assert.match(ev.stdout, /^KIND:\s+Event\nVERSION:\s+v1$/m, ev.stderr);
+  assert.match(ev.stdout, /The object the event is about/);
 });
 
 test('kubectl wait --for=condition waits until the status says so', { skip }, async () => {

@@ -47,6 +47,17 @@ test('OpenAPI v3: the root names our group-version with a hash; its document has
     node.properties.spec.properties.endpoint.allOf[0].$ref,
     '#/components/schemas/dev.meshctl.v1alpha1.Endpoint',
   );
+  const coreUrl = root.json.paths['api/v1'].serverRelativeURL as string;
+  assert.match(coreUrl, /^\/openapi\/v3\/api\/v1\?hash=[0-9A-F]{128}$/);
+  const core = (await srv.request('GET', coreUrl)).json;
+  assert.deepEqual(core.components.schemas['io.k8s.api.core.v1.Event']['x-kubernetes-group-version-kind'], [
+    { group: '', version: 'v1', kind: 'Event' },
+  ]);
+  assert.deepEqual(Object.keys(core.paths).sort(), [
+    '/api/v1/events',
+    '/api/v1/namespaces/{namespace}/events',
+    '/api/v1/namespaces/{namespace}/events/{name}',
+  ]);
   const text = JSON.stringify(doc.json);
   assert.doesNotMatch(text, /"(tsType|x-message|\$schema|\$id|const|propertyNames)"/);
   assert.doesNotMatch(text, /meta\.schema\.json|#\/definitions\//);

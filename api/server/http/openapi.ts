@@ -1,7 +1,9 @@
 /**
  * The OpenAPI documents kubectl reads: `/openapi/v3` (the root: one path per group-version, with a hash),
- * `/openapi/v3/apis/meshctl.dev/v1alpha1` (its document) and `/openapi/v2` (one Swagger document, JSON only;
- * kubectl reads v3 and needs v2 only when v3 is missing). Built once from our JSON Schemas (openapi-schema.ts).
+ * `/openapi/v3/apis/meshctl.dev/v1alpha1` (its document), `/openapi/v3/api/v1` (the core/v1 events view,
+ * openapi-core.ts) and `/openapi/v2` (one Swagger document, JSON only). Built once from our JSON Schemas
+ * (openapi-schema.ts). kubectl reads v3; client-side `kubectl apply` also asks for v2 in protobuf when v3 names
+ * no strategic merge patch for a kind, and on the 406 it sends a JSON merge patch, as for a CRD.
  *
  * What kubectl looks for: a schema per kind carrying `x-kubernetes-group-version-kind` (`explain`), and a
  * PATCH operation per kind with that extension and a `fieldValidation` query parameter — finding it, kubectl
@@ -13,6 +15,7 @@ import { ApiError } from '../../meta/api-error.ts';
 import type { KindInfo } from '../../v1alpha1/kind-info.ts';
 import { KINDS } from '../../v1alpha1/kinds.ts';
 import { componentSchemas, gvk, kindRef, type OpenApiVersion } from './openapi-schema.ts';
+import { coreV3Document, V3_CORE_PATH, V3_CORE_URL } from './openapi-core.ts';
 import { versionInfo } from './version.ts';
 
 type Json = Record<string, unknown>;
@@ -131,23 +134,31 @@ interface Built {
   hash: string;
 }
 
-let cache: { v2: Built; v3: Built; root: Built } | undefined;
+type Docs = Record<OpenApiDoc, Built> & { root: Built };
+
+let cache: Docs | undefined;
 
 function built(doc: unknown): Built {
   const text = JSON.stringify(doc);
   return { text, hash: createHash('sha512').update(text).digest('hex').toUpperCase() };
 }
 
-function documents(): { v2: Built; v3: Built; root: Built } {
+function documents(): Docs {
   if (cache) return cache;
-  const v3 = built(buildV3(KINDS));
-  const root = built({ paths: { [V3_GROUP_PATH]: { serverRelativeURL: `${V3_GROUP_URL}?hash=${v3.hash}` } } });
-  cache = { v2: built(buildV2(KINDS)), v3, root };
+  const group = built(buildV3(KINDS));
+  const core = built(coreV3Document(`meshctl ${versionInfo().gitVersion}`));
+  const root = built({
+    paths: {
+      [V3_GROUP_PATH]: { serverRelativeURL: `${V3_GROUP_URL}?hash=${group.hash}` },
+      [V3_CORE_PATH]: { serverRelativeURL: `${V3_CORE_URL}?hash=${core.hash}` },
+    },
+  });
+  cache = { v2: built(buildV2(KINDS)), v3: root, 'v3-group': group, 'v3-core': core, root };
   return cache;
 }
 
-/** Which OpenAPI document a path names. */
-export type OpenApiDoc = 'v2' | 'v3' | 'v3-group';
+/** Which OpenAPI document a path names: v2, the v3 root, or the v3 document of meshctl.dev/v1alpha1 or core/v1. */
+export type OpenApiDoc = 'v2' | 'v3' | 'v3-group' | 'v3-core';
 
 /**
  * The serialized document and its ETag. `/openapi/v2` is JSON only: a client asking only for the protobuf
@@ -161,6 +172,6 @@ export function openApiDocument(doc: OpenApiDoc, accept: string | undefined): { 
       message: `/openapi/v2 is served as application/json only, not ${JSON.stringify(accept.slice(0, 200))}`,
     });
   }
-  const b = doc === 'v2' ? docs.v2 : doc === 'v3' ? docs.root : docs.v3;
+  const b = docs[doc];
   return { text: b.text, etag: `"${b.hash.slice(0, 32)}"` };
 }

@@ -8,6 +8,7 @@
 import { ApiError } from '../../meta/api-error.ts';
 import { GROUP, VERSION } from '../../meta/types.ts';
 import { V3_GROUP_URL, type OpenApiDoc } from './openapi.ts';
+import { V3_CORE_URL } from './openapi-core.ts';
 
 /** A discovery document. */
 export type DiscoveryDoc = 'version' | 'api' | 'apis' | 'group' | 'resources' | 'core';
@@ -31,7 +32,12 @@ const DISCOVERY: Record<string, DiscoveryDoc> = {
   [`/apis/${GROUP}/${VERSION}`]: 'resources',
   '/api/v1': 'core',
 };
-const OPENAPI: Record<string, OpenApiDoc> = { '/openapi/v2': 'v2', '/openapi/v3': 'v3', [V3_GROUP_URL]: 'v3-group' };
+const OPENAPI: Record<string, OpenApiDoc> = {
+  '/openapi/v2': 'v2',
+  '/openapi/v3': 'v3',
+  [V3_GROUP_URL]: 'v3-group',
+  [V3_CORE_URL]: 'v3-core',
+};
 const PREFIX = `/apis/${GROUP}/${VERSION}/`;
 
 /** The 404 for a path that addresses nothing. */
