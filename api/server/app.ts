@@ -22,7 +22,7 @@ import { checkDotSegments, matchRoute, notFoundPath, type Route } from './http/r
 import { requireMethod, sendError, sendJson, sendRaw, sendText } from './http/respond.ts';
 import { openApiDocument } from './http/openapi.ts';
 import { serveCoreEvents } from './resources/core-events.ts';
-import { WatchRegistry } from './resources/watch.ts';
+import { serveWatch, WatchRegistry } from './resources/watch.ts';
 
 /** Options of `createApp`. */
 export interface AppOptions {
@@ -128,10 +128,19 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
     return undefined;
   }
   if (route.type === 'core-events') {
-    const verb = route.name === undefined ? 'list' : 'get';
+    const verb = longRunning(route, url) ? 'watch' : route.name === undefined ? 'list' : 'get';
     const refused = cfg.authorize(identity, { verb, plural: 'events', path: url.pathname });
     if (refused) throw refused;
-    serveCoreEvents({ req, res, url, method, store: forRequest(cfg, identity, url).store, route });
+    serveCoreEvents({
+      req,
+      res,
+      url,
+      method,
+      store: forRequest(cfg, identity, url).store,
+      route,
+      watch: (r, rep, view) => serveWatch(r, rep, { registry: cfg.watches, heartbeatMs: cfg.heartbeatMs, view }),
+      request: { logger: cfg.logger, maxBodyBytes: cfg.maxBodyBytes, lists: cfg.lists, client: clientKey(identity) },
+    });
     return undefined;
   }
   if (route.type === 'discovery') {
@@ -160,6 +169,7 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
 function longRunning(route: Route | undefined, url: URL): boolean {
   const flag = (name: string): boolean => ['true', '1'].includes(url.searchParams.get(name) ?? '');
   if (route?.type === 'logs') return flag('follow');
+  if (route?.type === 'core-events') return route.watchPath || flag('watch');
   if (route?.type !== 'resource') return false;
   return route.watchPath || (route.name === undefined && flag('watch'));
 }

@@ -125,6 +125,13 @@ test(
     assert.match((await kubectl('describe', 'node', 'kr-b')).stdout, /^Events:\s+<none>$/m);
     const events = await kubectl('get', 'events');
     assert.match(events.stdout, /^kr-a-unreachable\s+Warning\s+Unreachable\s+kr-a\s/m, events.stderr);
+    const watched = await kubectl('get', 'events', '-w', '--request-timeout=5s');
+    assert.match(watched.stdout, /^kr-a-unreachable\s+Warning\s+Unreachable\s+kr-a\s/m, watched.stderr);
+    assert.equal(
+      watched.code,
+      0,
+      `kubectl get events -w ends at its request timeout without an error: ${watched.stderr}`,
+    );
   },
 );
 

@@ -2,7 +2,7 @@
 // of Events (only `events` under /api/v1).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../harness.ts';
+import { openStream, startServer, type TestServer } from '../harness.ts';
 import { KINDS } from '../../api/v1alpha1/kinds.ts';
 
 const API = '/apis/meshctl.dev/v1alpha1';
@@ -96,7 +96,7 @@ test("core/v1 events: only events under /api/v1, listed as core Events with kube
   const core = (await srv.request('GET', '/api/v1')).json;
   assert.deepEqual(
     core.resources.map((r: { name: string; namespaced: boolean; verbs: string[] }) => [r.name, r.namespaced, r.verbs]),
-    [['events', true, ['get', 'list']]],
+    [['events', true, ['get', 'list', 'watch']]],
   );
   for (const e of [event('ev-a', 'n-a'), event('ev-b', 'n-b'), event('ev-c', 'n-a', { uid: 'other-uid' })]) {
     assert.equal((await srv.request('POST', `${API}/events`, e)).status, 201);
@@ -122,6 +122,19 @@ test("core/v1 events: only events under /api/v1, listed as core Events with kube
   assert.equal((await srv.request('GET', '/api/v1/namespaces/kube-system/events')).json.items.length, 0);
   assert.equal((await srv.request('GET', '/api/v1/namespaces/default/events/ev-b')).json.involvedObject.name, 'n-b');
   assert.equal((await srv.request('GET', '/api/v1/nodes')).status, 404);
-  assert.equal((await srv.request('GET', '/api/v1/events?watch=1')).status, 405);
   assert.equal((await srv.request('POST', '/api/v1/namespaces/default/events', event('x', 'y'))).status, 405);
+});
+
+test('core/v1 events: a watch sends core Events that match its field selector, as they are created', async (t) => {
+  const sel = encodeURIComponent('involvedObject.name=w-a');
+  const stream = await openStream(srv.config, `/api/v1/watch/namespaces/default/events?fieldSelector=${sel}`);
+  t.after(() => stream.close());
+  assert.equal(stream.status, 200);
+  assert.equal((await srv.request('POST', `${API}/events`, event('ev-w1', 'w-b'))).status, 201);
+  assert.equal((await srv.request('POST', `${API}/events`, event('ev-w2', 'w-a'))).status, 201);
+  const e = await stream.next(30_000);
+  assert.equal(e.type, 'ADDED');
+  assert.equal(e.object.apiVersion, 'v1');
+  assert.equal(e.object.metadata.name, 'ev-w2', 'the event about w-b was left out');
+  assert.equal(e.object.metadata.namespace, 'default');
 });

@@ -38,13 +38,15 @@ function apiResources(kinds: readonly KindInfo[]): Record<string, unknown>[] {
   ]);
 }
 
-/** `/api/v1`: only `events`, read-only, namespaced as core/v1 Events are. */
+/** `/api/v1`: only `events`, read-only (get, list, watch), namespaced as core/v1 Events are. */
 function coreResourceList(): Record<string, unknown> {
   return {
     kind: 'APIResourceList',
     apiVersion: 'v1',
     groupVersion: 'v1',
-    resources: [{ name: 'events', singularName: 'event', namespaced: true, kind: 'Event', verbs: ['get', 'list'] }],
+    resources: [
+      { name: 'events', singularName: 'event', namespaced: true, kind: 'Event', verbs: ['get', 'list', 'watch'] },
+    ],
   };
 }
 

@@ -5,9 +5,9 @@
  * `default` (where kube-apiserver keeps the events of cluster-scoped objects). Only `events` is served under
  * `/api/v1`, so kubectl still maps `nodes` and everything else to meshctl.dev (http/discovery.ts).
  *
- * Served: list and get, as JSON or a Table. Not served: writes, and watch (405; watch
- * `events.meshctl.dev` instead). A field selector on `involvedObject.uid` also matches an event that names
- * its object without a uid (our agents report by name).
+ * Served: list, get and watch (`kubectl get events -w`), as JSON or a Table. Not served: writes (405). A field
+ * selector on `involvedObject.uid` also matches an event that names its object without a uid (our agents
+ * report by name).
  */
 import { ApiError } from '../../meta/api-error.ts';
 import type { KubeObject } from '../../meta/types.ts';
@@ -18,6 +18,10 @@ import { requireMethod, sendJson } from '../http/respond.ts';
 import type { Route } from '../http/routes.ts';
 import { negotiate, tableContentType, toTable } from './table.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { KindInfo } from '../../v1alpha1/kind-info.ts';
+import type { ResourceRequest } from './context.ts';
+import type { Representation } from './table.ts';
+import type { ServeWatchOptions } from './watch.ts';
 
 /** The namespace the core view puts every event in. */
 export const EVENTS_NAMESPACE = 'default';
@@ -43,19 +47,21 @@ export interface CoreEventsCall {
   method: string;
   store: Store;
   route: Extract<Route, { type: 'core-events' }>;
+  /** Serves a watch of our events with this view of them (resources/watch.ts). */
+  watch: (r: ResourceRequest, rep: Representation, view: NonNullable<ServeWatchOptions['view']>) => void;
+  /** The rest of a ResourceRequest for a watch. */
+  request: Omit<ResourceRequest, 'req' | 'res' | 'query' | 'info' | 'store'>;
 }
 
-/** Serves GET of the list or of one event. */
+/** Serves GET of the list or of one event, and watches. */
 export function serveCoreEvents(c: CoreEventsCall): void {
   requireMethod(c.res, c.method, ['GET']);
   const q = c.url.searchParams;
-  if (c.route.watchPath || ['1', 'true'].includes(q.get('watch') ?? '')) {
-    throw new ApiError({
-      reason: 'MethodNotAllowed',
-      message: 'watch is not served on the core/v1 view of events; watch events.meshctl.dev instead',
-    });
-  }
   const info = kindByPlural('events')!;
+  if (c.route.watchPath || ['1', 'true'].includes(q.get('watch') ?? '')) {
+    watchCoreEvents(c, info);
+    return;
+  }
   const rep = negotiate(c.req, q);
   const inNamespace = c.route.namespace === undefined || c.route.namespace === EVENTS_NAMESPACE;
   if (c.route.name !== undefined) {
@@ -76,6 +82,21 @@ export function serveCoreEvents(c: CoreEventsCall): void {
     return;
   }
   sendJson(c.res, 200, { apiVersion: 'v1', kind: 'EventList', metadata: { resourceVersion }, items: matching });
+}
+
+/** A watch of the view: the store watch without the field selector, which the view applies to core Events. */
+function watchCoreEvents(c: CoreEventsCall, info: KindInfo): void {
+  const fields = parseFieldSelector(c.url.searchParams.get('fieldSelector') ?? '');
+  const query = new URLSearchParams(c.url.searchParams);
+  query.delete('fieldSelector');
+  if (c.route.name !== undefined) query.set('fieldSelector', `metadata.name=${c.route.name}`);
+  const inNamespace = c.route.namespace === undefined || c.route.namespace === EVENTS_NAMESPACE;
+  const map = (obj: KubeObject): KubeObject | undefined => {
+    const e = toCoreEvent(obj);
+    return inNamespace && matchesFields(e, lenient(e, fields)) ? e : undefined;
+  };
+  const r: ResourceRequest = { ...c.request, req: c.req, res: c.res, query, info, store: c.store };
+  c.watch(r, negotiate(c.req, query), { apiVersion: 'v1', map });
 }
 
 /** The selector without its `involvedObject.uid` term when the event names no uid. */

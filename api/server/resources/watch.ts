@@ -13,7 +13,7 @@
  */
 import { ApiError } from '../../meta/api-error.ts';
 import { parseFieldSelector, parseLabelSelector } from '../../meta/selectors.ts';
-import { API_VERSION } from '../../meta/types.ts';
+import { API_VERSION, type KubeObject } from '../../meta/types.ts';
 import type { StoreWatchEvent, Watch } from '../../store/types.ts';
 import type { ResourceRequest } from './context.ts';
 import { boolParam, selectorParams } from './context.ts';
@@ -52,6 +52,8 @@ export class WatchRegistry {
 export interface ServeWatchOptions {
   registry: WatchRegistry;
   heartbeatMs: number;
+  /** Another view of the objects (the core/v1 events view): each object as sent, undefined to leave it out. */
+  view?: { apiVersion: string; map: (obj: KubeObject) => KubeObject | undefined };
 }
 
 /** Serves one watch request until the client goes, the timeout passes or the app closes. */
@@ -121,12 +123,19 @@ class WatchResponse {
     const rv = e.object.metadata?.resourceVersion;
     if (e.type !== 'ERROR' && rv && (this.#lastRv === undefined || Number(rv) > Number(this.#lastRv)))
       this.#lastRv = rv;
+    const view = this.opts.view;
+    if (view && e.type !== 'ERROR' && e.type !== 'BOOKMARK') {
+      const object = view.map(e.object);
+      if (object) this.#write(encodeEvent({ type: e.type, object }, this.r.info, this.rep));
+      return;
+    }
     this.#write(encodeEvent(e, this.r.info, this.rep));
     if (e.type === 'ERROR') this.end();
   }
 
   #bookmark(resourceVersion: string): string {
-    const object = { apiVersion: API_VERSION, kind: this.r.info.kind, metadata: { resourceVersion } };
+    const apiVersion = this.opts.view?.apiVersion ?? API_VERSION;
+    const object = { apiVersion, kind: this.r.info.kind, metadata: { resourceVersion } };
     return JSON.stringify({ type: 'BOOKMARK', object }) + '\n';
   }
 
