@@ -119,35 +119,12 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
   cfg.limiter.admit(res, clientKey(identity), longRunning(route, url));
   if (!route || route.type === 'join') throw notFoundPath();
   if (route.type === 'logs') return serveLogs(cfg, { req, res, url, method, identity, node: route.node });
-  if (route.type === 'openapi') {
-    requireMethod(res, method, ['GET', 'HEAD']);
-    const refused = cfg.authorize(identity, { verb: 'get', path: url.pathname });
-    if (refused) throw refused;
-    const doc = openApiDocument(route.doc, req.headers.accept);
-    sendRaw(res, 200, doc.text, { ETag: doc.etag });
+  if (route.type === 'openapi' || route.type === 'discovery') {
+    serveDocument(cfg, identity, { req, res, url, method }, route);
     return undefined;
   }
   if (route.type === 'core-events') {
-    const verb = longRunning(route, url) ? 'watch' : route.name === undefined ? 'list' : 'get';
-    const refused = cfg.authorize(identity, { verb, plural: 'events', path: url.pathname });
-    if (refused) throw refused;
-    serveCoreEvents({
-      req,
-      res,
-      url,
-      method,
-      store: forRequest(cfg, identity, url).store,
-      route,
-      watch: (r, rep, view) => serveWatch(r, rep, { registry: cfg.watches, heartbeatMs: cfg.heartbeatMs, view }),
-      request: { logger: cfg.logger, maxBodyBytes: cfg.maxBodyBytes, lists: cfg.lists, client: clientKey(identity) },
-    });
-    return undefined;
-  }
-  if (route.type === 'discovery') {
-    requireMethod(res, method, ['GET', 'HEAD']);
-    const refused = cfg.authorize(identity, { verb: 'get', path: url.pathname });
-    if (refused) throw refused;
-    sendJson(res, 200, discoveryDocument(route.doc));
+    coreEvents(cfg, identity, { req, res, url, method }, route);
     return undefined;
   }
   if (cfg.join && route.plural === 'jointokens' && route.name === undefined && !route.watchPath && method === 'POST') {
@@ -163,6 +140,46 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
     });
   }
   return serveResource(forRequest(cfg, identity, url), { req, res, url, method, identity, route });
+}
+
+/** One request's parts, as the dispatcher's helpers take them. */
+interface Call {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  method: string;
+}
+
+/** Serves a discovery or OpenAPI document (GET or HEAD, authorized as a non-resource path). */
+function serveDocument(
+  cfg: AppConfig,
+  identity: Identity,
+  c: Call,
+  route: Extract<Route, { type: 'openapi' | 'discovery' }>,
+): void {
+  requireMethod(c.res, c.method, ['GET', 'HEAD']);
+  const refused = cfg.authorize(identity, { verb: 'get', path: c.url.pathname });
+  if (refused) throw refused;
+  if (route.type === 'discovery') {
+    sendJson(c.res, 200, discoveryDocument(route.doc));
+    return;
+  }
+  const doc = openApiDocument(route.doc, c.req.headers.accept);
+  sendRaw(c.res, 200, doc.text, { ETag: doc.etag });
+}
+
+/** Serves the core/v1 events view (resources/core-events.ts), authorized as `events`. */
+function coreEvents(cfg: AppConfig, identity: Identity, c: Call, route: Extract<Route, { type: 'core-events' }>): void {
+  const verb = longRunning(route, c.url) ? 'watch' : route.name === undefined ? 'list' : 'get';
+  const refused = cfg.authorize(identity, { verb, plural: 'events', path: c.url.pathname });
+  if (refused) throw refused;
+  serveCoreEvents({
+    ...c,
+    store: forRequest(cfg, identity, c.url).store,
+    route,
+    watch: (r, rep, view) => serveWatch(r, rep, { registry: cfg.watches, heartbeatMs: cfg.heartbeatMs, view }),
+    request: { logger: cfg.logger, maxBodyBytes: cfg.maxBodyBytes, lists: cfg.lists, client: clientKey(identity) },
+  });
 }
 
 /** Watches and followed logs: held open, so bounded per client rather than by the in-flight cap. */
