@@ -115,6 +115,23 @@ test('JSON patch: add, replace, remove, move, copy and test; a failed test or mi
   assert.equal((await srv.request('GET', `${API}/nodes/jp-a`)).json.metadata.resourceVersion, rv);
 });
 
+test('a client cannot set managedFields: a create or update of an object not applied server-side stores none', async () => {
+  const fake = [
+    { manager: 'x', operation: 'Apply', apiVersion: 'meshctl.dev/v1alpha1', fieldsType: 'FieldsV1', fieldsV1: {} },
+  ];
+  const body = node('mf-a');
+  (body.metadata as Record<string, unknown>).managedFields = fake;
+  const created = await srv.request('POST', `${API}/nodes`, body);
+  assert.equal(created.status, 201, created.text);
+  assert.equal(created.json.metadata.managedFields, undefined);
+  const put = await srv.request('PUT', `${API}/nodes/mf-a`, {
+    ...created.json,
+    metadata: { ...created.json.metadata, managedFields: fake },
+  });
+  assert.equal(put.status, 200, put.text);
+  assert.equal(put.json.metadata.managedFields, undefined);
+});
+
 const applied = (name: string, site: string, labels = 'a: b'): string =>
   `apiVersion: meshctl.dev/v1alpha1\nkind: Node\nmetadata:\n  name: ${name}\n  labels:\n    ${labels}\nspec:\n  site: ${site}\n`;
 

@@ -68,10 +68,14 @@ export function validate(info: KindInfo, obj: KubeObject): void {
   if (causes.length) throw ApiError.invalid(info.kind, obj.metadata.name ?? '', causes);
 }
 
-/** Prepares a create body for the store: type meta checked, a status the kind keeps in `/status` dropped. */
+/**
+ * Prepares a create body for the store: type meta checked, a status the kind keeps in `/status` dropped, and
+ * no managedFields (a created object has none until it is applied server-side: resources/managed-fields.ts).
+ */
 export function admitCreate(info: KindInfo, body: Record<string, unknown>): KubeObject {
   const obj = checkTypeMeta(info, body);
   if (info.hasStatus) delete obj.status;
+  delete (obj.metadata as { managedFields?: unknown }).managedFields;
   return obj;
 }
 

@@ -45,7 +45,6 @@ export async function handleCreate(r: ResourceRequest): Promise<void> {
   const body = await readObject(r, ['json', 'yaml']);
   const obj = admitCreate(r.info, body);
   const warnings = checkUnknownFields(r.info, obj, fieldValidationParam(r.query));
-  delete (obj.metadata as { managedFields?: unknown }).managedFields;
   const created = await r.store.create(r.info.plural, obj, {
     dryRun: dryRunParam(r.query),
     admit: admission(r.info, r.store),
