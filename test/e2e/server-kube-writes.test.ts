@@ -62,6 +62,26 @@ test('fieldValidation: Strict refuses with kube wording, Warn drops with a Warni
   assert.match(merge.json.message, /strict decoding error: unknown field "spec.sight"/);
 });
 
+test('fieldValidation also holds for a JoinToken create (its own create path)', async (t) => {
+  const mesh = await startServer({ meshAccess: true });
+  t.after(() => mesh.stop());
+  const body = {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'JoinToken',
+    metadata: {},
+    spec: { ttl: '1h', colour: 'x' },
+  };
+  const strict = await mesh.request('POST', `${API}/jointokens?fieldValidation=Strict`, body);
+  assert.equal(strict.status, 400, strict.text);
+  assert.match(
+    strict.json.message,
+    /^JoinToken in version "v1alpha1" cannot be handled as a JoinToken: strict decoding error: unknown field "spec\.colour"$/,
+  );
+  const warn = await mesh.request('POST', `${API}/jointokens?fieldValidation=Warn`, body);
+  assert.equal(warn.status, 201, warn.text);
+  assert.equal(String(warn.headers.warning), '299 - "unknown field \\"spec.colour\\""');
+});
+
 test('a metadata.namespace on a cluster-scoped object is cleared, as kube-apiserver does', async () => {
   const body = node('ns-a');
   (body.metadata as Record<string, unknown>).namespace = 'default';
