@@ -21,8 +21,10 @@ import type { Logger } from '../../api/meta/logger.ts';
 import { silentLogger } from '../../api/meta/logger.ts';
 import { serveResource } from './resources/resource-router.ts';
 import { checkDotSegments, matchRoute, notFoundPath, type Route } from './http/routes.ts';
-import { requireMethod, sendError, sendJson, sendText, toApiError } from './http/respond.ts';
-import { WatchRegistry } from './resources/watch.ts';
+import { requireMethod, sendError, sendJson, sendRaw, sendText, toApiError } from './http/respond.ts';
+import { openApiDocument } from './http/openapi.ts';
+import { serveCoreEvents } from './resources/core-events.ts';
+import { serveWatch, WatchRegistry } from './resources/watch.ts';
 import { serveCertificateEndpoint, type CertificateEndpoints } from './certs/certificate-endpoints.ts';
 import { isBackupEndpoint, serveBackupEndpoint } from './backup/backup-endpoints.ts';
 import type { BackupService } from './backup/backup-service.ts';
@@ -161,11 +163,12 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
     serveCertificateEndpoint(cfg.certificates, { res, method, path: url.pathname, identity, route, store, authorize });
     return undefined;
   }
-  if (route.type === 'discovery') {
-    requireMethod(res, method, ['GET', 'HEAD']);
-    const refused = cfg.authorize(identity, { verb: 'get', path: url.pathname });
-    if (refused) throw refused;
-    sendJson(res, 200, discoveryDocument(route.doc));
+  if (route.type === 'openapi' || route.type === 'discovery') {
+    serveDocument(cfg, identity, { req, res, url, method }, route);
+    return undefined;
+  }
+  if (route.type === 'core-events') {
+    coreEvents(cfg, identity, { req, res, url, method }, route);
     return undefined;
   }
   if (cfg.join && route.plural === 'jointokens' && route.name === undefined && !route.watchPath && method === 'POST') {
@@ -187,10 +190,51 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
   return serveResource(forRequest(cfg, identity, url), { req, res, url, method, identity, route });
 }
 
+/** One request's parts, as the dispatcher's helpers take them. */
+interface Call {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  method: string;
+}
+
+/** Serves a discovery or OpenAPI document (GET or HEAD, authorized as a non-resource path). */
+function serveDocument(
+  cfg: AppConfig,
+  identity: Identity,
+  c: Call,
+  route: Extract<Route, { type: 'openapi' | 'discovery' }>,
+): void {
+  requireMethod(c.res, c.method, ['GET', 'HEAD']);
+  const refused = cfg.authorize(identity, { verb: 'get', path: c.url.pathname });
+  if (refused) throw refused;
+  if (route.type === 'discovery') {
+    sendJson(c.res, 200, discoveryDocument(route.doc));
+    return;
+  }
+  const doc = openApiDocument(route.doc, c.req.headers.accept);
+  sendRaw(c.res, 200, doc.text, { ETag: doc.etag });
+}
+
+/** Serves the core/v1 events view (resources/core-events.ts), authorized as `events`. */
+function coreEvents(cfg: AppConfig, identity: Identity, c: Call, route: Extract<Route, { type: 'core-events' }>): void {
+  const verb = longRunning(route, c.url) ? 'watch' : route.name === undefined ? 'list' : 'get';
+  const refused = cfg.authorize(identity, { verb, plural: 'events', path: c.url.pathname });
+  if (refused) throw refused;
+  serveCoreEvents({
+    ...c,
+    store: forRequest(cfg, identity, c.url).store,
+    route,
+    watch: (r, rep, view) => serveWatch(r, rep, { registry: cfg.watches, heartbeatMs: cfg.heartbeatMs, view }),
+    request: { logger: cfg.logger, maxBodyBytes: cfg.maxBodyBytes, lists: cfg.lists, client: clientKey(identity) },
+  });
+}
+
 /** Watches and followed logs: held open, so bounded per client rather than by the in-flight cap. */
 function longRunning(route: Route | undefined, url: URL): boolean {
   const flag = (name: string): boolean => ['true', '1'].includes(url.searchParams.get(name) ?? '');
   if (route?.type === 'logs') return flag('follow');
+  if (route?.type === 'core-events') return route.watchPath || flag('watch');
   if (route?.type !== 'resource') return false;
   return route.watchPath || (route.name === undefined && flag('watch'));
 }

@@ -8,7 +8,10 @@ import { isDeepStrictEqual } from 'node:util';
 import { rfc3339 } from '../meta/timestamp.ts';
 import type { KubeObject, ObjectMeta } from '../meta/types.ts';
 
-/** Metadata fields only the server sets; client-sent values are ignored. */
+/**
+ * Metadata fields only the store sets; values in the input are ignored. (`managedFields` is the API server's
+ * to compute, api/server/resources/managed-fields.ts: the store keeps what it is given.)
+ */
 const SERVER_FIELDS = [
   'uid',
   'resourceVersion',
@@ -17,7 +20,6 @@ const SERVER_FIELDS = [
   'deletionTimestamp',
   'deletionGracePeriodSeconds',
   'selfLink',
-  'managedFields',
 ] as const;
 
 /** Top-level fields that do not count as "spec" for generation. */

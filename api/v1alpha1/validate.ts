@@ -181,6 +181,30 @@ export function validateObject(obj: unknown): StatusCause[] {
 }
 
 /**
+ * The fields of an object its kind's schema does not declare, each as its path of keys and indexes (e.g.
+ * `['spec', 'resources', '0', 'foo']`), for the server's `fieldValidation` (reject, warn or drop them).
+ * Empty for an unknown kind. In a `oneOf` without discriminator none of whose branches matches, the fields
+ * of each failed branch are reported.
+ */
+export function unknownFields(obj: Record<string, unknown>): string[][] {
+  const info = typeof obj.kind === 'string' ? kindByKind(obj.kind) : undefined;
+  if (!info) return [];
+  const validate = validatorFor(info);
+  if (validate(obj)) return [];
+  const seen = new Set<string>();
+  const out: string[][] = [];
+  for (const e of validate.errors ?? []) {
+    if (e.keyword !== 'additionalProperties') continue;
+    const parent = e.instancePath === '' ? [] : e.instancePath.slice(1).split('/');
+    const path = [...parent.map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')), String(e.params.additionalProperty)];
+    const key = JSON.stringify(path);
+    if (!seen.has(key)) out.push(path);
+    seen.add(key);
+  }
+  return out;
+}
+
+/**
  * Compiles every kind's schema now rather than on first use, e.g. at control-plane start so that the first
  * write does not wait ~0.3 s; throws if a schema does not compile.
  */

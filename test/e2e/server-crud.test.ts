@@ -36,7 +36,7 @@ test('health endpoints answer without a token; discovery describes every kind', 
   assert.equal(typeof v.json.meshctlVersion, 'string');
   assert.deepEqual((await srv.request('GET', '/api')).json, {
     kind: 'APIVersions',
-    versions: [],
+    versions: ['v1'],
     serverAddressByClientCIDRs: [],
   });
   const groups = (await srv.request('GET', '/apis')).json;

@@ -202,20 +202,18 @@ test('413 for oversized bodies (declared or streamed); the connection stays usab
   }
 });
 
-test('415 for every patch type but merge patch, and for unknown body types', async () => {
+test('415 for strategic merge patch and other unsupported patch and body types', async () => {
   await srv.request('POST', `${API}/nodes`, node('um-a'));
-  for (const type of [
-    'application/json-patch+json',
-    'application/strategic-merge-patch+json',
-    'application/apply-patch+yaml',
-    'application/json',
-  ]) {
+  for (const type of ['application/strategic-merge-patch+json', 'application/json', 'text/plain']) {
     const s = status(
       await srv.request('PATCH', `${API}/nodes/um-a`, '[]', { 'content-type': type }),
       415,
       'UnsupportedMediaType',
     );
-    assert.match(s.message, /application\/merge-patch\+json/);
+    assert.match(
+      s.message,
+      /application\/merge-patch\+json, application\/json-patch\+json, application\/apply-patch\+yaml/,
+    );
   }
   status(await srv.request('POST', `${API}/nodes`, 'x', { 'content-type': 'text/plain' }), 415, 'UnsupportedMediaType');
 });

@@ -17,6 +17,8 @@ import { admission, admitCreate, checkTypeMeta } from '../resources/admission.ts
 import { hashToken } from './auth.ts';
 import { bodyFormat, parseBody, readBody } from '../http/body.ts';
 import { dryRunParam } from '../resources/context.ts';
+import { checkUnknownFields, fieldValidationParam } from '../resources/field-validation.ts';
+import { setWarnings } from '../resources/admission-warnings.ts';
 import {
   DEFAULT_TTL,
   TOKEN_ID_PATTERN,
@@ -56,6 +58,7 @@ export async function createJoinToken(r: TokenCreateRequest): Promise<void> {
       message: 'a JoinToken must be sent as application/json or application/yaml',
     });
   const body = checkTypeMeta(INFO, parseBody(await readBody(r.req, r.maxBodyBytes), format));
+  setWarnings(r.res, checkUnknownFields(INFO, body, fieldValidationParam(r.query)));
   if (!body.metadata.name) {
     body.metadata.name = freeId(r.store);
     delete body.metadata.generateName;

@@ -80,42 +80,58 @@ function drain(req: IncomingMessage, maxBytes: number): Promise<void> {
 }
 
 /** The body formats a write accepts. */
-export type BodyFormat = 'json' | 'yaml' | 'merge-patch';
+export type BodyFormat = 'json' | 'yaml' | 'merge-patch' | 'json-patch' | 'apply-patch';
+
+/** The Content-Type of each body format (the first one is named in a 415). */
+export const CONTENT_TYPES: Record<BodyFormat, string[]> = {
+  json: ['application/json', ''],
+  yaml: ['application/yaml', 'application/x-yaml', 'text/yaml'],
+  'merge-patch': ['application/merge-patch+json'],
+  'json-patch': ['application/json-patch+json'],
+  'apply-patch': ['application/apply-patch+yaml'],
+};
 
 /** Decides how to parse a body from its Content-Type; undefined when the type is not one of `accepted`. */
 export function bodyFormat(contentType: string | undefined, accepted: BodyFormat[]): BodyFormat | undefined {
   const type = (contentType ?? 'application/json').split(';')[0].trim().toLowerCase();
-  const format: BodyFormat | undefined =
-    type === 'application/merge-patch+json'
-      ? 'merge-patch'
-      : type === 'application/json' || type === ''
-        ? 'json'
-        : ['application/yaml', 'application/x-yaml', 'text/yaml'].includes(type)
-          ? 'yaml'
-          : undefined;
-  return format && accepted.includes(format) ? format : undefined;
+  return accepted.find((f) => CONTENT_TYPES[f].includes(type));
 }
 
-/** Parses a body as one JSON object (JSON and merge patch) or one YAML document; 400 BadRequest otherwise. */
+/**
+ * Parses a body as one JSON object (JSON and merge patch) or one YAML document (YAML, apply patch); 400
+ * BadRequest otherwise. A JSON patch is an array: parseJsonPatchBody.
+ */
 export function parseBody(buf: Buffer, format: BodyFormat): Record<string, unknown> {
-  if (format === 'yaml' && buf.length > MAX_YAML_BYTES) throw tooLarge(MAX_YAML_BYTES, 'YAML ', 'parser_size');
-  const text = buf.toString('utf8');
-  let value: unknown;
-  try {
-    if (format === 'yaml' ? yamlDeeperThan(text, MAX_DEPTH) : jsonDeeperThan(text, MAX_DEPTH)) throw tooDeep();
-    value = format === 'yaml' ? parseYaml(text, { maxAliasCount: MAX_YAML_ALIASES }) : JSON.parse(text);
-  } catch (e) {
-    if (e instanceof ApiError) throw e;
-    const what = format === 'yaml' ? 'YAML' : 'JSON';
-    const message = firstLine((e as Error).message);
-    const aliases = format === 'yaml' && /alias count/i.test(message) ? 'parser_aliases' : undefined;
-    throw ApiError.badRequest(`the request body is not valid ${what}: ${message}`, aliases);
-  }
+  const value = parseValue(buf, format);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw ApiError.badRequest('the request body must be a single object');
   }
-  if (depth(value) > MAX_DEPTH) throw tooDeep();
   return value as Record<string, unknown>;
+}
+
+/** Parses an `application/json-patch+json` body: a JSON array of operations (400 otherwise). */
+export function parseJsonPatchBody(buf: Buffer): unknown[] {
+  const value = parseValue(buf, 'json-patch');
+  if (!Array.isArray(value)) throw ApiError.badRequest('a JSON patch must be a JSON array of operations');
+  return value;
+}
+
+function parseValue(buf: Buffer, format: BodyFormat): unknown {
+  const yaml = format === 'yaml' || format === 'apply-patch';
+  if (yaml && buf.length > MAX_YAML_BYTES) throw tooLarge(MAX_YAML_BYTES, 'YAML ', 'parser_size');
+  const text = buf.toString('utf8');
+  let value: unknown;
+  try {
+    if (yaml ? yamlDeeperThan(text, MAX_DEPTH) : jsonDeeperThan(text, MAX_DEPTH)) throw tooDeep();
+    value = yaml ? parseYaml(text, { maxAliasCount: MAX_YAML_ALIASES }) : JSON.parse(text);
+  } catch (e) {
+    if (e instanceof ApiError) throw e;
+    const message = firstLine((e as Error).message);
+    const aliases = yaml && /alias count/i.test(message) ? 'parser_aliases' : undefined;
+    throw ApiError.badRequest(`the request body is not valid ${yaml ? 'YAML' : 'JSON'}: ${message}`, aliases);
+  }
+  if (depth(value) > MAX_DEPTH) throw tooDeep();
+  return value;
 }
 
 function firstLine(s: string): string {

@@ -1,6 +1,7 @@
 /**
  * The discovery documents kubectl and other Kubernetes clients read before anything else: `/version`,
- * `/api` (empty: there is no core group, so `nodes` and `events` map to ours), `/apis`,
+ * `/api` and `/api/v1` (core/v1 with one resource, `events`: the read-only view `kubectl describe` reads,
+ * resources/core-events.ts; with nothing else there, `nodes` still maps to ours), `/apis`,
  * `/apis/meshctl.dev` and `/apis/meshctl.dev/v1alpha1`. Served as plain JSON: a client asking for
  * aggregated discovery (`as=APIGroupDiscoveryList`) sees a plain Content-Type and falls back to these.
  */
@@ -37,13 +38,27 @@ function apiResources(kinds: readonly KindInfo[]): Record<string, unknown>[] {
   ]);
 }
 
+/** `/api/v1`: only `events`, read-only (get, list, watch), namespaced as core/v1 Events are. */
+function coreResourceList(): Record<string, unknown> {
+  return {
+    kind: 'APIResourceList',
+    apiVersion: 'v1',
+    groupVersion: 'v1',
+    resources: [
+      { name: 'events', singularName: 'event', namespaced: true, kind: 'Event', verbs: ['get', 'list', 'watch'] },
+    ],
+  };
+}
+
 /** The body of a discovery document. */
 export function discoveryDocument(doc: DiscoveryDoc, kinds: readonly KindInfo[] = KINDS): unknown {
   switch (doc) {
     case 'version':
       return versionInfo();
     case 'api':
-      return { kind: 'APIVersions', versions: [], serverAddressByClientCIDRs: [] };
+      return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] };
+    case 'core':
+      return coreResourceList();
     case 'apis':
       return { kind: 'APIGroupList', apiVersion: 'v1', groups: [apiGroup()] };
     case 'group':

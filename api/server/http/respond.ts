@@ -14,6 +14,13 @@ export function sendJson(res: ServerResponse, code: number, body: unknown, heade
   res.end(text);
 }
 
+/** Sends an already serialized JSON body (documents built once, such as the OpenAPI ones). */
+export function sendRaw(res: ServerResponse, code: number, json: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(json), ...headers });
+  res.end(json);
+}
+
 /** Sends plain text (health endpoints). */
 export function sendText(res: ServerResponse, code: number, text: string): void {
   if (res.headersSent || res.destroyed) return;

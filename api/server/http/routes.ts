@@ -4,13 +4,16 @@
  * (`/apis/meshctl.dev/v1alpha1/<plural>[/<name>[/status]]`, and the older `/watch/<plural>[/<name>]` form);
  * a node's service logs (`/apis/meshctl.dev/v1alpha1/nodes/<name>/logs`, logs/logs.ts); a Certificate's material
  * and pending ACME challenges (`…/certificates/<name>/material`, `…/certificates/<name>/acme-challenge/<token>`,
- * certs/certificate-endpoints.ts).
+ * certs/certificate-endpoints.ts); the OpenAPI documents (openapi.ts); the core/v1 view of Events that
+ * `kubectl describe` reads (`/api/v1/…events`).
  */
 import { ApiError } from '../../meta/api-error.ts';
 import { GROUP, VERSION } from '../../meta/types.ts';
+import { V3_GROUP_URL, type OpenApiDoc } from './openapi.ts';
+import { V3_CORE_URL } from './openapi-core.ts';
 
 /** A discovery document. */
-export type DiscoveryDoc = 'version' | 'api' | 'apis' | 'group' | 'resources';
+export type DiscoveryDoc = 'version' | 'api' | 'apis' | 'group' | 'resources' | 'core';
 
 /** What a path addresses. */
 export type Route =
@@ -20,6 +23,8 @@ export type Route =
   | { type: 'join'; endpoint: 'cluster-info' | 'join' }
   | { type: 'logs'; node: string }
   | { type: 'certificate'; name: string; endpoint: 'material' | 'acme-challenge'; token?: string }
+  | { type: 'openapi'; doc: OpenApiDoc }
+  | { type: 'core-events'; namespace?: string; name?: string; watchPath: boolean }
   | { type: 'resource'; plural: string; name?: string; subresource?: string; watchPath: boolean };
 
 const HEALTH = new Set(['/healthz', '/readyz', '/livez']);
@@ -29,6 +34,13 @@ const DISCOVERY: Record<string, DiscoveryDoc> = {
   '/apis': 'apis',
   [`/apis/${GROUP}`]: 'group',
   [`/apis/${GROUP}/${VERSION}`]: 'resources',
+  '/api/v1': 'core',
+};
+const OPENAPI: Record<string, OpenApiDoc> = {
+  '/openapi/v2': 'v2',
+  '/openapi/v3': 'v3',
+  [V3_GROUP_URL]: 'v3-group',
+  [V3_CORE_URL]: 'v3-core',
 };
 const PREFIX = `/apis/${GROUP}/${VERSION}/`;
 
@@ -46,6 +58,9 @@ export function matchRoute(pathname: string): Route | undefined {
     return { type: 'join', endpoint: path === '/join' ? 'join' : 'cluster-info' };
   const doc = DISCOVERY[path];
   if (doc) return { type: 'discovery', doc };
+  const openapi = OPENAPI[path];
+  if (openapi) return { type: 'openapi', doc: openapi };
+  if (path.startsWith('/api/v1/')) return coreEventsRoute(path.slice('/api/v1/'.length).split('/').map(decodeSegment));
   if (!path.startsWith(PREFIX)) return undefined;
   const parts = path.slice(PREFIX.length).split('/').map(decodeSegment);
   const watchPath = parts[0] === 'watch';
@@ -81,6 +96,29 @@ function certificateRoute(
     return { type: 'certificate', name, endpoint: 'acme-challenge', token };
   }
   return undefined;
+}
+
+/**
+ * The read-only core/v1 view of our Events (resources/core-events.ts): `/api/v1/events[/<name>]`,
+ * `/api/v1/namespaces/<ns>/events[/<name>]` and their `/api/v1/watch/…` forms; nothing else under `/api/v1`.
+ */
+function coreEventsRoute(parts: string[]): Route | undefined {
+  const watchPath = parts[0] === 'watch';
+  if (watchPath) parts.shift();
+  let namespace: string | undefined;
+  if (parts[0] === 'namespaces') {
+    if (!parts[1]) return undefined;
+    namespace = parts[1];
+    parts = parts.slice(2);
+  }
+  const [plural, name, ...rest] = parts;
+  if (plural !== 'events' || rest.length || name === '') return undefined;
+  return {
+    type: 'core-events',
+    watchPath,
+    ...(namespace !== undefined ? { namespace } : {}),
+    ...(name !== undefined ? { name } : {}),
+  };
 }
 
 /**

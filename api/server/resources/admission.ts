@@ -17,7 +17,14 @@ import { validateObject } from '../../v1alpha1/validate.ts';
 import type { Store } from '../../store/types.ts';
 import { checkRoleAssignment } from './admission-roles.ts';
 
-/** Checks apiVersion, kind and the shape of metadata; returns the body typed as an object. */
+/** Metadata fields kube-apiserver does not keep when empty (`omitempty` in ObjectMeta). */
+const OMITTED_WHEN_EMPTY = ['labels', 'annotations', 'ownerReferences', 'finalizers'];
+
+/**
+ * Checks apiVersion, kind and the shape of metadata; returns the body typed as an object. As kube-apiserver,
+ * it clears `metadata.namespace` (every kind of ours is cluster-scoped) and drops empty labels, annotations,
+ * ownerReferences and finalizers.
+ */
 export function checkTypeMeta(info: KindInfo, body: Record<string, unknown>): KubeObject {
   if (body.apiVersion !== API_VERSION) {
     throw ApiError.badRequest(
@@ -34,6 +41,12 @@ export function checkTypeMeta(info: KindInfo, body: Record<string, unknown>): Ku
     throw ApiError.invalid(info.kind, '', [
       { field: 'metadata', message: 'must be an object', reason: 'FieldValueInvalid' },
     ]);
+  }
+  const meta = body.metadata as Record<string, unknown>;
+  delete meta.namespace;
+  for (const k of OMITTED_WHEN_EMPTY) {
+    const v = meta[k];
+    if (v !== null && typeof v === 'object' && Object.keys(v).length === 0) delete meta[k];
   }
   return body as KubeObject;
 }
@@ -55,10 +68,14 @@ export function validate(info: KindInfo, obj: KubeObject): void {
   if (causes.length) throw ApiError.invalid(info.kind, obj.metadata.name ?? '', causes);
 }
 
-/** Prepares a create body for the store: type meta checked, a status the kind keeps in `/status` dropped. */
+/**
+ * Prepares a create body for the store: type meta checked, a status the kind keeps in `/status` dropped, and
+ * no managedFields (a created object has none until it is applied server-side: resources/managed-fields.ts).
+ */
 export function admitCreate(info: KindInfo, body: Record<string, unknown>): KubeObject {
   const obj = checkTypeMeta(info, body);
   if (info.hasStatus) delete obj.status;
+  delete (obj.metadata as { managedFields?: unknown }).managedFields;
   return obj;
 }
 

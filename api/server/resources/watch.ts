@@ -18,7 +18,7 @@
  */
 import { ApiError } from '../../meta/api-error.ts';
 import { parseFieldSelector, parseLabelSelector } from '../../meta/selectors.ts';
-import { API_VERSION } from '../../meta/types.ts';
+import { API_VERSION, type KubeObject } from '../../meta/types.ts';
 import type { StoreWatchEvent, Watch, WatchOptions } from '../../store/types.ts';
 import type { WatchSnapshot } from '../../store/watch-snapshots.ts';
 import { writeChunks } from './backpressure.ts';
@@ -59,6 +59,8 @@ export class WatchRegistry {
 export interface ServeWatchOptions {
   registry: WatchRegistry;
   heartbeatMs: number;
+  /** Another view of the objects (the core/v1 events view): each object as sent, undefined to leave it out. */
+  view?: { apiVersion: string; map: (obj: KubeObject) => KubeObject | undefined };
 }
 
 /** Serves one watch request until the client goes, the timeout passes or the app closes. */
@@ -111,10 +113,14 @@ class WatchResponse {
     if (timeoutMs !== undefined) this.#timers.push(setTimeout(this.#end, timeoutMs));
   }
 
-  /** The store's shared initial events, for an unfiltered JSON watch from resourceVersion 0 of a store that has them. */
+  /**
+   * The store's shared initial events, for an unfiltered JSON watch from resourceVersion 0 of a store that has them
+   * (not for another view of the objects: the snapshot holds them as stored).
+   */
   #sharedSnapshot(opts: WatchOptions): Promise<WatchSnapshot> | undefined {
     const from = opts.resourceVersion;
     if ((from && from !== '0') || opts.labelSelector || opts.fieldSelector || this.rep.as !== 'json') return undefined;
+    if (this.opts.view) return undefined;
     return this.r.store.watchSnapshot?.(this.r.info.plural);
   }
 
@@ -160,12 +166,19 @@ class WatchResponse {
     const rv = e.object.metadata?.resourceVersion;
     if (e.type !== 'ERROR' && rv && (this.#lastRv === undefined || Number(rv) > Number(this.#lastRv)))
       this.#lastRv = rv;
+    const view = this.opts.view;
+    if (view && e.type !== 'ERROR' && e.type !== 'BOOKMARK') {
+      const object = view.map(e.object);
+      if (object) this.#write(encodeEvent({ type: e.type, object }, this.r.info, this.rep));
+      return;
+    }
     this.#write(encodeEvent(e, this.r.info, this.rep));
     if (e.type === 'ERROR') this.end();
   }
 
   #bookmark(resourceVersion: string): string {
-    const object = { apiVersion: API_VERSION, kind: this.r.info.kind, metadata: { resourceVersion } };
+    const apiVersion = this.opts.view?.apiVersion ?? API_VERSION;
+    const object = { apiVersion, kind: this.r.info.kind, metadata: { resourceVersion } };
     return JSON.stringify({ type: 'BOOKMARK', object }) + '\n';
   }
 

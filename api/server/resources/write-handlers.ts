@@ -1,5 +1,6 @@
 /**
- * POST (create), PUT (update), PATCH (JSON merge patch) and DELETE of one object, with `?dryRun=All`.
+ * POST (create), PUT (update), PATCH (JSON merge patch, JSON patch, server-side apply) and DELETE of one
+ * object, with `?dryRun=All` and `?fieldValidation=` (field-validation.ts).
  * Every write goes to the store with admission (admission.ts) as its `admit` check; the store names the
  * object, separates status from the rest, runs admission on the result and makes it durable before the reply.
  * A write of the main resource that is accepted but looks wrong carries `Warning` headers (admission-warnings.ts).
@@ -10,11 +11,15 @@ import type { DeleteOptions, UpdateOptions } from '../../store/types.ts';
 import { admission, admitCreate, checkTypeMeta, checkUrlName } from './admission.ts';
 import { checkRoleDelete } from './admission-roles.ts';
 import { admissionWarnings, setWarnings } from './admission-warnings.ts';
-import { bodyFormat, parseBody, readBody } from '../http/body.ts';
+import { bodyFormat, CONTENT_TYPES, parseBody, parseJsonPatchBody, readBody } from '../http/body.ts';
 import type { BodyFormat } from '../http/body.ts';
 import type { ResourceRequest } from './context.ts';
-import { dryRunParam, propagationPolicy } from './context.ts';
+import { boolParam, dryRunParam, propagationPolicy } from './context.ts';
+import { checkUnknownFields, fieldValidationParam } from './field-validation.ts';
+import { applyJsonPatch } from './json-patch.ts';
+import { entriesAfterUpdate, isTracked } from './managed-fields.ts';
 import { applyMergePatch } from './merge-patch.ts';
+import { applyConfig, isRace } from './server-side-apply.ts';
 import { getOrNotFound } from './read-handlers.ts';
 import { sendJson } from '../http/respond.ts';
 
@@ -28,9 +33,7 @@ async function readObject(r: ResourceRequest, accepted: BodyFormat[]): Promise<R
 }
 
 function unsupportedMediaType(got: string | undefined, accepted: BodyFormat[]): ApiError {
-  const types = accepted.map((f) =>
-    f === 'json' ? 'application/json' : f === 'yaml' ? 'application/yaml' : 'application/merge-patch+json',
-  );
+  const types = accepted.map((f) => CONTENT_TYPES[f][0]);
   return new ApiError({
     reason: 'UnsupportedMediaType',
     message: `the body type "${got ?? ''}" is not supported; supported: ${types.join(', ')}`,
@@ -41,11 +44,12 @@ function unsupportedMediaType(got: string | undefined, accepted: BodyFormat[]): 
 export async function handleCreate(r: ResourceRequest): Promise<void> {
   const body = await readObject(r, ['json', 'yaml']);
   const obj = admitCreate(r.info, body);
+  const warnings = checkUnknownFields(r.info, obj, fieldValidationParam(r.query));
   const created = await r.store.create(r.info.plural, obj, {
     dryRun: dryRunParam(r.query),
     admit: admission(r.info, r.store),
   });
-  setWarnings(r.res, admissionWarnings(created, r.store));
+  setWarnings(r.res, [...warnings, ...admissionWarnings(created, r.store)]);
   sendJson(r.res, 201, created);
 }
 
@@ -53,35 +57,97 @@ export async function handleCreate(r: ResourceRequest): Promise<void> {
 export async function handleUpdate(r: ResourceRequest): Promise<void> {
   const body = checkTypeMeta(r.info, await readObject(r, ['json', 'yaml']));
   checkUrlName(body, r.name!);
+  const warnings = checkUnknownFields(r.info, body, fieldValidationParam(r.query));
   const stored = r.store.get(r.info.plural, r.name!);
   if (stored) checkUid(r, body, stored);
+  trackUpdate(r, stored, body);
   const updated = await r.store.update(r.info.plural, body, { dryRun: dryRunParam(r.query), ...updateOpts(r) });
-  if (!r.subresource) setWarnings(r.res, admissionWarnings(updated, r.store));
+  setWarnings(r.res, [...warnings, ...(r.subresource ? [] : admissionWarnings(updated, r.store))]);
   sendJson(r.res, 200, updated);
 }
 
 /**
- * PATCH `/<plural>/<name>[/status]` with `application/merge-patch+json` only (415 otherwise).
- * A resourceVersion in the patch is a precondition (409 when stale); without one, a write that got in
- * between is not overwritten: the patch is re-applied to the new object.
+ * The managedFields a non-apply write stores: for an object applied server-side, the writer (`?fieldManager=`,
+ * else the User-Agent up to its first `/`, as kube-apiserver) takes the fields it changes; otherwise none.
+ * A `/status` write keeps the stored ones (the store keeps the stored metadata).
+ */
+function trackUpdate(r: ResourceRequest, stored: KubeObject | undefined, body: KubeObject): void {
+  const meta = body.metadata as { managedFields?: unknown };
+  if (!stored || !isTracked(stored) || r.subresource) {
+    delete meta.managedFields;
+    return;
+  }
+  const agent = String(r.req.headers['user-agent'] ?? 'unknown').split('/')[0];
+  meta.managedFields = entriesAfterUpdate(stored, body, r.query.get('fieldManager') || agent);
+}
+
+/** The patch types served; a strategic merge patch (kubectl patch's default) gets 415 naming them, as for a CRD. */
+const PATCH_FORMATS: BodyFormat[] = ['merge-patch', 'json-patch', 'apply-patch'];
+
+/**
+ * PATCH `/<plural>/<name>[/status]`: JSON merge patch, JSON patch (json-patch.ts) or server-side apply
+ * (server-side-apply.ts); 415 for any other type. A resourceVersion in the patched object is a precondition
+ * (409 when stale); without one, a write that got in between is not overwritten: the patch is re-applied to
+ * the new object.
  */
 export async function handlePatch(r: ResourceRequest): Promise<void> {
-  const patch = await readObject(r, ['merge-patch']);
+  const format = bodyFormat(r.req.headers['content-type'], PATCH_FORMATS);
+  if (!format) throw unsupportedMediaType(r.req.headers['content-type'], PATCH_FORMATS);
+  const raw = await readBody(r.req, r.maxBodyBytes);
+  if (format === 'apply-patch') return handleApply(r, parseBody(raw, format));
+  const patch = format === 'json-patch' ? parseJsonPatchBody(raw) : parseBody(raw, format);
+  const patchFn = (stored: KubeObject): unknown =>
+    Array.isArray(patch) ? applyJsonPatch(stored, patch) : applyMergePatch(structuredClone(stored), patch);
+  const mode = fieldValidationParam(r.query);
   const dryRun = dryRunParam(r.query);
-  const pinned = hasResourceVersion(patch);
   for (let attempt = 1; ; attempt++) {
     const stored = getOrNotFound(r, r.name!);
-    const merged = applyMergePatch(structuredClone(stored), patch) as Record<string, unknown>;
-    const body = checkTypeMeta(r.info, merged);
+    const patched = patchFn(stored);
+    if (patched === null || typeof patched !== 'object' || Array.isArray(patched))
+      throw new ApiError({ reason: 'Invalid', message: 'the patched document is not an object' });
+    const body = checkTypeMeta(r.info, patched as Record<string, unknown>);
     checkUrlName(body, r.name!);
     checkUid(r, body, stored);
+    const warnings = checkUnknownFields(r.info, body, mode);
+    trackUpdate(r, stored, body);
     try {
       const updated = await r.store.update(r.info.plural, body, { dryRun, ...updateOpts(r) });
-      if (!r.subresource) setWarnings(r.res, admissionWarnings(updated, r.store));
+      setWarnings(r.res, [...warnings, ...(r.subresource ? [] : admissionWarnings(updated, r.store))]);
       sendJson(r.res, 200, updated);
       return;
     } catch (e) {
-      if (pinned || attempt >= PATCH_ATTEMPTS || !isReason(e, 'Conflict')) throw e;
+      if (
+        stored.metadata.resourceVersion !== body.metadata.resourceVersion ||
+        attempt >= PATCH_ATTEMPTS ||
+        !isReason(e, 'Conflict')
+      )
+        throw e;
+    }
+  }
+}
+
+/** Server-side apply of a configuration: creates (201) or updates (200) the object; retried when a write got in between. */
+async function handleApply(r: ResourceRequest, body: Record<string, unknown>): Promise<void> {
+  if (r.subresource)
+    throw unsupportedMediaType('application/apply-patch+yaml (on /status)', ['merge-patch', 'json-patch']);
+  const manager = r.query.get('fieldManager');
+  if (!manager) throw ApiError.badRequest('fieldManager is required for apply requests');
+  const config = checkTypeMeta(r.info, body);
+  checkUrlName(config, r.name!);
+  const warnings = checkUnknownFields(r.info, config, fieldValidationParam(r.query));
+  const dryRun = dryRunParam(r.query);
+  for (let attempt = 1; ; attempt++) {
+    const stored = r.store.get(r.info.plural, r.name!);
+    const obj = applyConfig(stored, config, manager, boolParam(r.query, 'force'));
+    try {
+      const written = stored
+        ? await r.store.update(r.info.plural, obj, { dryRun, ...updateOpts(r) })
+        : await r.store.create(r.info.plural, obj, { dryRun, admit: admission(r.info, r.store) });
+      setWarnings(r.res, [...warnings, ...admissionWarnings(written, r.store)]);
+      sendJson(r.res, stored ? 200 : 201, written);
+      return;
+    } catch (e) {
+      if (attempt >= PATCH_ATTEMPTS || !(isRace(e) || isReason(e, 'AlreadyExists'))) throw e;
     }
   }
 }
@@ -118,11 +184,6 @@ function checkUid(r: ResourceRequest, body: KubeObject, stored: KubeObject): voi
     r.name!,
     `Precondition failed: UID in precondition: ${String(uid)}, UID in object meta: ${stored.metadata.uid}`,
   );
-}
-
-function hasResourceVersion(patch: Record<string, unknown>): boolean {
-  const meta = patch.metadata as KubeObject['metadata'] | undefined;
-  return typeof meta === 'object' && meta !== null && typeof meta.resourceVersion === 'string';
 }
 
 function optionalString<K extends string>(key: K, v: unknown): Partial<Record<K, string>> {
