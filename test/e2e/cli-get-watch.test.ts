@@ -30,6 +30,12 @@ test('get -w goes on across a control-plane restart and prints a row only when t
     metadata: { name: 'alpha' },
     spec: { site: 'home', endpoint: '192.0.2.1:51820' },
   });
+  // The row settles first: the declaration controller renders alpha's Declaration (DESIRED 1) after the create.
+  await waitFor(
+    async () => (await clients[0].get('nodes', 'alpha')).status?.declaration?.desiredGeneration !== undefined,
+    15_000,
+    'the Declaration rendered',
+  );
   const watch = cli.start(['get', 'nodes', '-w'], { config: first.meshconfigPath });
   t.after(() => watch.kill('SIGKILL'));
   const rows = (): string[] =>

@@ -255,6 +255,7 @@ test('kubectl-style Table responses carry the kind columns', async () => {
     'Declaration',
     'Endpoint',
     'Overlay IP',
+    'Public Key',
     'Agent',
     'Age',
   ]);
@@ -262,7 +263,7 @@ test('kubectl-style Table responses carry the kind columns', async () => {
   const row = r.json.rows[0];
   assert.deepEqual(row.cells.slice(0, 2), ['tbl-a', 'home']);
   assert.equal(row.cells[7], '192.0.2.7:51820');
-  assert.match(row.cells[10], /^\d+s$/);
+  assert.match(row.cells[11], /^\d+s$/);
   assert.equal(row.object.kind, 'PartialObjectMetadata');
   assert.equal(row.object.metadata.name, 'tbl-a');
   const full = await srv.request('GET', `${API}/nodes/tbl-a?includeObject=Object`, undefined, { accept: TABLE });
