@@ -1,17 +1,19 @@
 /**
  * The Declaration controller: keeps, for every Node, a Declaration named after it holding the ordered
- * resources of the modules assigned to it (rendering: api/v1alpha1/render-declaration.ts). It writes
+ * resources of the modules assigned to it (rendering: api/v1alpha1/render-declaration.ts), then those of its
+ * Routes (api/v1alpha1/render-routes.ts). It writes
  * Declarations only; whether a node applied an Assignment is the Assignment controller's to report
  * (assignment-controller.ts).
  *
  * The key is a node name. Nodes and Declarations map to their own name; an Assignment to its node and to
  * every node whose Declaration still records it as an owner (so moving or deleting an assignment also
- * re-renders the node it left); a Module to the nodes of the assignments that use it. Reads come from the
+ * re-renders the node it left); a Route likewise; a Module to the nodes of the assignments that use it. Reads come from the
  * informers' caches; every write carries the cached resourceVersion, so a stale cache ends in a Conflict,
  * which is thrown and retried with backoff. Nothing is written when nothing changed.
  */
 import type { Client } from '../api/client/types.ts';
-import type { Assignment, Declaration, Node } from '../api/v1alpha1/generated/index.ts';
+import type { Assignment, Declaration, Node, Route } from '../api/v1alpha1/generated/index.ts';
+import { renderRoutes, routeOwner } from '../api/v1alpha1/render-routes.ts';
 import {
   declarationToWrite,
   readOwnerRecords,
@@ -28,13 +30,13 @@ import { informersFor, type ControllerOptions, type Informers } from './runtime/
 export type DeclarationControllerOptions = ControllerOptions;
 
 /** The informers the controller reads from. */
-type Caches = Informers<'nodes' | 'assignments' | 'modules' | 'declarations'>;
+type Caches = Informers<'nodes' | 'assignments' | 'modules' | 'declarations' | 'routes'>;
 
 /** Creates the Declaration controller; add it to the manager, which starts it once the caches are synced. */
 export function createDeclarationController(opts: DeclarationControllerOptions): Controller {
   const { manager } = opts;
   const clock = opts.clock ?? realClock;
-  const caches: Caches = informersFor(manager, ['nodes', 'assignments', 'modules', 'declarations']);
+  const caches: Caches = informersFor(manager, ['nodes', 'assignments', 'modules', 'declarations', 'routes']);
   const reconciler = new DeclarationReconciler({ client: manager.client, caches, logger: manager.logger });
   return createController({
     name: 'declaration',
@@ -47,6 +49,7 @@ export function createDeclarationController(opts: DeclarationControllerOptions):
       { informer: caches.assignments, keys: (obj) => nodesOfAssignment(obj as Assignment, caches.declarations) },
       { informer: caches.modules, keys: (obj) => nodesOfModule(obj.metadata.name ?? '', caches.assignments) },
       { informer: caches.declarations },
+      { informer: caches.routes, keys: (obj) => nodesOfRoute(obj as Route, caches.declarations) },
     ],
   });
 }
@@ -59,6 +62,16 @@ export function nodesOfAssignment(a: Assignment, declarations: Pick<Informer, 'l
     .filter((d) => name in readOwnerRecords(d))
     .map((d) => d.metadata.name ?? '');
   return [...new Set([a.spec.node, ...holding])];
+}
+
+/** The nodes to reconcile when a route changed: its node, and every node whose Declaration holds its resources. */
+export function nodesOfRoute(r: Route, declarations: Pick<Informer, 'list'>): string[] {
+  const owner = routeOwner(r.metadata.name ?? '');
+  const holding = declarations
+    .list()
+    .filter((d) => (d as Declaration).spec.resources.some((x) => x.owner === owner))
+    .map((d) => d.metadata.name ?? '');
+  return [...new Set([r.spec.node, ...holding])];
 }
 
 /** The nodes to reconcile when a module changed: those of the assignments that use it. */
@@ -88,7 +101,8 @@ class DeclarationReconciler implements Reconciler {
     const assignments = this.caches.assignments.list();
     const declaration = this.caches.declarations.get(nodeName);
     const modules = new Map(this.caches.modules.list().map((m) => [m.metadata.name ?? '', m]));
-    const rendering = renderDeclaration({ node: nodeName, assignments, modules, current: declaration });
+    const routeResources = renderRoutes(this.caches.routes.list(), node);
+    const rendering = renderDeclaration({ node: nodeName, assignments, modules, current: declaration, routeResources });
     await this.writeDeclaration(node, rendering, declaration);
   }
 

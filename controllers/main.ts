@@ -20,6 +20,7 @@ import { checkControlPlaneNode } from './check-control-plane-node.ts';
 import { ensureMesh } from './ensure-mesh.ts';
 import { createEventTtlController } from './event-ttl-controller.ts';
 import { createNodeController } from './node-controller.ts';
+import { createRouteController } from './route-controller.ts';
 import { createManager } from './runtime/manager.ts';
 import { handleShutdownSignals } from './shutdown.ts';
 import { createJsonLogger } from '../api/meta/logger.ts';
@@ -151,6 +152,7 @@ async function run(flags: Flags): Promise<void> {
   manager.add(createAssignmentController({ manager }));
   manager.add(createNodeController({ manager }));
   manager.add(createEventTtlController({ manager }));
+  manager.add(createRouteController({ manager }));
   shutdown.onStop(() => client.close());
   shutdown.onStop(() => manager.stop());
   void manager.start();

@@ -19,6 +19,8 @@
  *   Declaration) and never otherwise. It is not the metadata.generation, which the store owns and assigns;
  *   owner records use spec.generation too, and the agent reports the spec.generation it holds
  *   (status.receivedGeneration), so the two are compared on one scale without guessing the store's.
+ * - The node's Routes render after all assignments (render-routes.ts), owned by `route.<name>`; they have no
+ *   owner record.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, OwnerReference } from '../meta/types.ts';
@@ -70,6 +72,8 @@ export interface RenderInput {
   assignments: readonly Assignment[];
   modules: ReadonlyMap<string, Module>;
   current?: Declaration;
+  /** The resources of the node's Routes (render-routes.ts), rendered after every assignment's. */
+  routeResources?: readonly DeclaredResource[];
 }
 
 /** A rendered Declaration: its spec, its owner records, one outcome per assignment, and whether resources changed. */
@@ -195,7 +199,10 @@ export function renderDeclaration(input: RenderInput): Rendering {
     const held = heldBy.get(owner) ?? [];
     return { owner, held, selection: select(a, input.modules, held, previous[owner]) };
   });
-  const resources = picked.flatMap((p) => ('resources' in p.selection ? p.selection.resources : []));
+  const resources = [
+    ...picked.flatMap((p) => ('resources' in p.selection ? p.selection.resources : [])),
+    ...(input.routeResources ?? []),
+  ];
   const changed = !current || !isDeepStrictEqual(current.spec.resources, resources);
   const generation = changed ? (current?.spec.generation ?? 0) + 1 : current.spec.generation;
   const owners: OwnerRecords = {};
