@@ -1,7 +1,8 @@
 /**
  * The in-process agent (`mesh-agent run` wraps one; a benchmark may run fifty in one process): its
  * own store, one process supervisor for its whole life, the engine, the reconcile loop, the link to
- * the control plane, the shipper of service logs (logs/) and the metrics endpoint.
+ * the control plane, the shipper of service logs (logs/), the serving side (serve/: the proxy of its
+ * routes, certificate material, the recovery clock) and the metrics endpoint.
  *
  * `start()` opens the store (refusing a damaged one), reconciles AT ONCE from the declaration stored
  * there — whether or not the control plane answers — and only then connects. A new generation seen on
@@ -34,6 +35,7 @@ import { openAgentLogs, withLogMetrics } from './logs/agent-logs.ts';
 import type { LogShipper } from './logs/shipper.ts';
 import { writeAgentInfo } from './agent-info.ts';
 import { rootError } from './root-dir.ts';
+import { createServing, type Serving } from './serve/serving.ts';
 
 /** The agent's version, reported in Node.status.agentVersion. */
 export const AGENT_VERSION: string = pkg.version;
@@ -115,6 +117,7 @@ interface Parts {
   client: HttpClient;
   sync: Sync;
   logs: LogShipper;
+  serving: Serving;
   server?: MetricsServer;
 }
 
@@ -180,13 +183,29 @@ export function createAgent(opts: AgentOptions): Agent {
     const log = withNode(logger, node);
     const clock = opts.clock ?? realClock;
     const supervisor = createProcessSupervisor({ stateDir: opts.stateDir, logger: log, clock, ...opts.supervisor });
+    const reach = createReachability({ store, logger: log, node, server: identity.server, now: () => clock.now() });
+    const client = createClient({ server: identity.server, caData: identity.caData, token: identity.token });
+    const serving = createServing({
+      node,
+      stateDir: opts.stateDir,
+      connection: { server: identity.server, caData: identity.caData, token: identity.token },
+      client,
+      store,
+      reach,
+      logger: log,
+      clock,
+      declaration: () => store.declaration()?.object,
+      onMaterial: () => {
+        void serving.writeClock();
+        void loop.trigger('new certificate material');
+      },
+    });
     const engine = createEngine({
-      drivers: createDriverRegistry({ supervisor }),
+      drivers: createDriverRegistry({ supervisor, proxy: serving.proxy }),
       ctx: { root: identity.root, stateDir: opts.stateDir, logger: log, clock },
       loadInventory: async () => store.inventory(),
       saveInventory: (_all, change) => store.applyInventoryChange(change),
     });
-    const reach = createReachability({ store, logger: log, node, server: identity.server, now: () => clock.now() });
     const metrics = withLogMetrics(
       () => logs,
       createAgentMetrics({
@@ -198,6 +217,7 @@ export function createAgent(opts: AgentOptions): Agent {
           applied: effects.appliedGeneration(),
         }),
         outboxItems: () => store.outbox().length,
+        extra: () => serving.metrics(),
       }),
     );
     let heartbeatApplied: number | undefined;
@@ -216,8 +236,14 @@ export function createAgent(opts: AgentOptions): Agent {
         if (queued && reach.reachable() === true) void sync.reporter.flushOutbox();
       },
     });
-    const memo = new WeakMap<Declaration, DeclaredResource[]>();
-    const resources = (d: Declaration): DeclaredResource[] => memo.get(d) ?? memo.set(d, declaredResources(d)).get(d)!;
+    // Resolved once per declaration and material version (a renewed certificate is new File content).
+    let memo = { decl: undefined as Declaration | undefined, version: -1, resources: [] as DeclaredResource[] };
+    const resources = (d: Declaration): DeclaredResource[] => {
+      const version = serving.material.version();
+      if (memo.decl !== d || memo.version !== version)
+        memo = { decl: d, version, resources: declaredResources(d, serving.material.resolve) };
+      return memo.resources;
+    };
     const loop = createReconcileLoop({
       engine,
       node,
@@ -228,7 +254,6 @@ export function createAgent(opts: AgentOptions): Agent {
       declaration: () => store.declaration()?.object,
       onRun: (o) => effects.onRun(o),
     });
-    const client = createClient({ server: identity.server, caData: identity.caData, token: identity.token });
     const sync = createSync({
       client,
       node,
@@ -240,13 +265,18 @@ export function createAgent(opts: AgentOptions): Agent {
       heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 10_000,
       backoff: opts.reconnect,
       clock,
+      beforeHeartbeat: () => serving.material.sync(),
+      afterHeartbeat: () => serving.writeClock(),
       state: {
         declaration: () => store.declaration()?.object,
         run: () => effects.lastRun(),
         appliedGeneration: () => effects.appliedGeneration(),
+        certificates: () => serving.material.held(),
       },
       onDeclaration: (obj) =>
-        receive({ store, node, logger: log, obj, report: () => sync.reporter.reportDeclaration(), loop, engine }),
+        receive({ store, node, logger: log, obj, report: () => sync.reporter.reportDeclaration(), loop, engine }).then(
+          () => void serving.material.sync(),
+        ),
     });
     const logs = await openAgentLogs({
       stateDir: opts.stateDir,
@@ -264,7 +294,8 @@ export function createAgent(opts: AgentOptions): Agent {
       listen === false
         ? undefined
         : await serveMetricsOnStablePort({ listen, metrics, health: state, stateDir: opts.stateDir, logger: log });
-    return { store, node, engine, supervisor, reach, effects, loop, client, sync, logs, server };
+    await serving.writeClock();
+    return { store, node, engine, supervisor, reach, effects, loop, client, sync, logs, serving, server };
   }
 
   async function stop(): Promise<void> {
@@ -276,6 +307,8 @@ export function createAgent(opts: AgentOptions): Agent {
       await p.sync.stop();
       await p.logs.stop();
       await p.loop.stop();
+      await p.serving.writeClock();
+      await p.serving.close();
       if (opts.stopServicesOnExit) await p.supervisor.stopAll();
       p.supervisor.close();
       await p.server?.close();

@@ -4,12 +4,14 @@
  * SIGINT stops it cleanly (services keep running unless --stop-services-on-exit) and exits 0; SIGHUP makes it
  * retry every failed resource now (`mesh-agent reconcile --state-dir DIR` sends it: reconcile-command.ts).
  * `mesh-agent join …` joins a mesh with a token first (join-command.ts), then runs the same way.
+ * `mesh-agent status --state-dir DIR` prints the node's recovery clock from DIR alone (status-command.ts).
  * Exit codes: 0 clean stop, 1 failed to start or run (e.g. a damaged store) or to join, 2 bad usage.
  */
 import { createAgent, type AgentOptions } from './agent.ts';
 import { parseCommandLine, USAGE } from './cli-args.ts';
 import { joinCommand } from './join-command.ts';
 import { reconcileCommand } from './reconcile-command.ts';
+import { statusCommand } from './status-command.ts';
 import { createJsonLogger, type Logger } from '../api/meta/logger.ts';
 import { EXIT_USAGE } from '../api/meta/usage-error.ts';
 
@@ -18,6 +20,10 @@ async function main(argv: string[]): Promise<void> {
     const logger = createJsonLogger();
     const code = await joinCommand(argv.slice(1), { logger, runAgent: (opts) => runAgent(opts, logger) });
     if (code !== 0) process.exit(code);
+    return;
+  }
+  if (argv[0] === 'status') {
+    process.exitCode = await statusCommand(argv.slice(1));
     return;
   }
   if (argv[0] === 'reconcile') {

@@ -9,6 +9,7 @@
  *   meshagent_declaration_generation{state="received|applied"}  gauge
  *   meshagent_outbox_items                                      gauge
  *   meshagent_info{node, version}                               gauge (1)
+ * and the recovery clock's families (serve/clock-metrics.ts).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,6 +25,8 @@ export interface MetricSources {
   unreachableSeconds(): number;
   generations(): { received?: number; applied?: number };
   outboxItems(): number;
+  /** More families appended to the exposition (the recovery clock's: serve/clock-metrics.ts). */
+  extra?(): string;
 }
 
 /** The agent's metrics. */
@@ -36,11 +39,17 @@ export interface AgentMetrics {
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-const esc = (v: string): string => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+/** Escapes a label value. */
+export const esc = (v: string): string => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 const num = (v: number): string => (Number.isFinite(v) ? String(v) : v > 0 ? '+Inf' : v < 0 ? '-Inf' : 'NaN');
 
-/** One metric family; each sample is `[suffix and labels, value]` (e.g. `['_bucket{le="1"}', 3]`). */
-function family(name: string, type: string, help: string, samples: Array<[labels: string, value: number]>): string {
+/** One metric family in the exposition format; each sample is `[suffix and labels, value]` (e.g. `['_bucket{le="1"}', 3]`). */
+export function family(
+  name: string,
+  type: string,
+  help: string,
+  samples: Array<[labels: string, value: number]>,
+): string {
   const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`];
   for (const [labels, value] of samples) lines.push(`${name}${labels} ${num(value)}`);
   return lines.join('\n') + '\n';
@@ -99,6 +108,7 @@ export function createAgentMetrics(src: MetricSources): AgentMetrics {
         family('meshagent_info', 'gauge', 'The agent: its node and version.', [
           [`{node="${esc(src.node)}",version="${esc(src.version)}"}`, 1],
         ]),
+        src.extra?.() ?? '',
       ].join('');
     },
   };

@@ -1,15 +1,20 @@
 /**
  * The explicit driver registry: a plain map from host resource kind to its driver. Nothing registers
- * itself; a kind without an entry here (e.g. `WireGuard`, until its driver exists) fails with a clear
- * "no driver" result.
+ * itself; a kind without an entry here (e.g. `WireGuard`, until its driver exists, or `HttpsProxy` in an
+ * agent built without a proxy) fails with a clear "no driver" result.
  */
 import type { DriverRegistry } from '../engine/types.ts';
+import type { ProxyServer } from '../serve/proxy-server.ts';
 import { directoryDriver } from './directory.ts';
 import { fileDriver } from './file.ts';
+import { createHttpsProxyDriver } from './https-proxy.ts';
 import { createServiceDriver, type ServiceDriverOptions } from './service.ts';
 
-/** What the stateful drivers need: the agent's long-lived process supervisor and systemd options. */
-export type DriverRegistryOptions = ServiceDriverOptions;
+/** What the stateful drivers need: the agent's long-lived process supervisor, systemd options and route proxy. */
+export interface DriverRegistryOptions extends ServiceDriverOptions {
+  /** The agent's TLS terminator for its routes (agent/serve/proxy-server.ts). */
+  proxy?: ProxyServer;
+}
 
 /** Creates the map kind → driver the engine uses. */
 export function createDriverRegistry(opts: DriverRegistryOptions): DriverRegistry {
@@ -17,5 +22,6 @@ export function createDriverRegistry(opts: DriverRegistryOptions): DriverRegistr
     Directory: directoryDriver,
     File: fileDriver,
     Service: createServiceDriver(opts),
+    ...(opts.proxy ? { HttpsProxy: createHttpsProxyDriver(opts.proxy) } : {}),
   };
 }

@@ -22,6 +22,8 @@ export interface ReportState {
   declaration(): Declaration | undefined;
   run(): RunSummary | undefined;
   appliedGeneration(): number | undefined;
+  /** The certificates the node holds (Node.status.certificates). */
+  certificates?(): Array<{ name: string; notAfter: string }>;
 }
 
 /** Options of `createReporter`. */
@@ -131,7 +133,13 @@ export function createReporter(opts: ReporterOptions): Reporter {
     const now = new Date().toISOString();
     const applied = opts.state.appliedGeneration();
     const declaration = applied !== undefined ? { appliedGeneration: applied } : {};
-    const status = { controlPlaneLastContact: now, agentVersion: opts.agentVersion, declaration };
+    const certificates = opts.state.certificates?.();
+    const status = {
+      controlPlaneLastContact: now,
+      agentVersion: opts.agentVersion,
+      declaration,
+      ...(certificates ? { certificates } : {}),
+    };
     const send = (): Promise<unknown> => client.patch('nodes', node, { status }, { subresource: 'status' });
     let missing = false;
     const sent = await call('write Node heartbeat', send, (e) => (missing = isCode(e, 404)));
