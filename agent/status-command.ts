@@ -1,6 +1,6 @@
 /**
  * `mesh-agent status --state-dir DIR [-o json]`: the node's recovery clock, read from the state directory
- * alone (clock.json, written by the agent: serve/agent-clock.ts) — it needs neither the control plane nor a
+ * alone (clock.json, written by the agent: api/wire/node-clock.ts) — it needs neither the control plane nor a
  * running agent. It prints whether the control plane is reachable (and for how long it has not been), each
  * certificate the node holds with its notAfter and remaining time (EXPIRED once past), and the node's own
  * deadline. Exit codes: 0 printed, 1 no clock.json in DIR (the agent never ran there), 2 bad usage.
@@ -8,7 +8,7 @@
 import { humanDuration } from '../api/meta/human-duration.ts';
 import { parseArgs, refusePositionals, unknownOption, type FlagSpec } from '../api/meta/flags.ts';
 import { EXIT_USAGE, UsageError } from '../api/meta/usage-error.ts';
-import { clockPath, clockReport, readClockFacts, type ClockFacts, type ClockReport } from './serve/agent-clock.ts';
+import { clockPath, clockReport, readClockFacts, type ClockFacts, type ClockReport } from '../api/wire/node-clock.ts';
 
 /** The help text of `mesh-agent status`. */
 export const STATUS_USAGE = `Usage: mesh-agent status --state-dir DIR [-o json]

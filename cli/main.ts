@@ -31,6 +31,10 @@ const COMMANDS: Record<string, CommandEntry> = {
   diff: { summary: 'Show what apply would change', load: () => import('./diff.ts') },
   logs: { summary: 'Print the log of a service on a node (-f to follow)', load: () => import('./logs.ts') },
   'api-resources': { summary: 'List the resource types the API serves', load: () => import('./api-resources.ts') },
+  status: {
+    summary: 'Show the recovery clock: reachability, certificates, deadline, budget, backups (--check for cron)',
+    load: () => import('./status.ts'),
+  },
   version: { summary: 'Print the client and server versions', load: () => import('./version.ts') },
   token: {
     summary: 'Create, list and delete join tokens (lets a machine join the mesh)',

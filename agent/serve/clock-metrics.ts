@@ -9,7 +9,7 @@
  * and `deadline - time()` the remaining budget, both growing/shrinking while the control plane is down.
  */
 import { esc, family } from '../metrics.ts';
-import type { ClockReport } from './agent-clock.ts';
+import type { ClockReport } from '../../api/wire/node-clock.ts';
 
 const seconds = (iso: string): number => Date.parse(iso) / 1000;
 

@@ -10,7 +10,7 @@ import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
 import type { Logger } from '../engine/types.ts';
 import type { AgentStore } from '../store/agent-store.ts';
 import type { Reachability } from '../sync/reachability.ts';
-import { clockReport, writeClockFacts, type ClockFacts, type ClockReport } from './agent-clock.ts';
+import { clockReport, writeClockFacts, type ClockFacts, type ClockReport } from '../../api/wire/node-clock.ts';
 import { createChallengeFetcher } from './challenge.ts';
 import { renderClockMetrics } from './clock-metrics.ts';
 import { createMaterialSync, type MaterialSync } from './material-sync.ts';

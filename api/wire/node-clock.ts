@@ -1,5 +1,5 @@
 /**
- * The node's recovery clock (DESIGN.md "The recovery clock"), from what the agent itself knows — no control
+ * `<agent-state-dir>/clock.json`: the node's recovery clock (DESIGN.md "The recovery clock") from what the agent knows — no control
  * plane needed: when it last reached the control plane, since when it cannot, and the certificates it
  * holds. The agent writes these facts to `<state-dir>/clock.json` (atomically, on every change and
  * heartbeat) so that `mesh-agent status` can read them whether or not the agent runs; every figure that
@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../../api/meta/atomic-file.ts';
+import { writeFileAtomic } from '../meta/atomic-file.ts';
 
 /** What clock.json holds. */
 export interface ClockFacts {
