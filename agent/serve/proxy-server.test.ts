@@ -115,9 +115,9 @@ test('serves a route by SNI, forwards with X-Forwarded-*, answers challenges, re
   const got = await httpsGet(httpsPort, 'web.mesh.test', first.cert, '/hello');
   assert.equal(got.status, 200);
   assert.equal(got.body, 'hello from /hello');
-  assert.equal(seen[0]!['x-forwarded-proto'], 'https');
-  assert.equal(seen[0]!['x-forwarded-for'], '127.0.0.1');
-  assert.equal(seen[0]!['x-forwarded-host'], 'web.mesh.test');
+  assert.equal(seen[0]['x-forwarded-proto'], 'https');
+  assert.equal(seen[0]['x-forwarded-for'], '127.0.0.1');
+  assert.equal(seen[0]['x-forwarded-host'], 'web.mesh.test');
   assert.equal(got.leaf?.fingerprint256, new X509Certificate(first.cert).fingerprint256);
 
   // An unknown name fails the handshake: no default certificate is handed out.
