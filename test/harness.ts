@@ -29,6 +29,10 @@ import type { EventLimits } from '../api/server/access/event-quota.ts';
 import type { Clock } from '../api/meta/clock.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import { openStore, type FileStore, type OpenStoreOptions } from '../api/store/index.ts';
+import type { CertAndKey } from '../api/server/pki/pki.ts';
+import { AcmeChallenges } from '../api/server/certs/acme-challenges.ts';
+import type { CertificateEndpoints } from '../api/server/certs/certificate-endpoints.ts';
+import { CertificateVault } from '../api/server/certs/vault.ts';
 
 /** The repository root (where `controllers/main.ts` lives). */
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -60,6 +64,10 @@ export interface StartServerOptions {
   joinRate?: JoinRate;
   /** meshAccess's event quota of a node (default the control plane's). */
   eventLimits?: EventLimits;
+  /** Serve a Certificate's material and ACME challenges (api/server/certs/) from a vault over the store. */
+  certificates?: boolean;
+  /** The Prometheus text of the admin's `/metrics`. */
+  metrics?: () => string;
   logger?: Logger;
 }
 
@@ -72,6 +80,10 @@ export interface TestServer {
   adminToken: string;
   store: FileStore;
   app: App;
+  /** The mesh CA (certificate and key), e.g. for an internal issuer. */
+  ca: CertAndKey;
+  /** The certificate endpoints' vault and pending challenges (with `certificates`). */
+  certificates?: CertificateEndpoints;
   /** A request with the admin token (unless `headers.authorization` is given; `null` sends none). */
   request(method: string, path: string, body?: unknown, headers?: Record<string, string | null>): Promise<HttpResult>;
   /** Closes server and store; removes the data dir unless it was passed in. */
@@ -94,6 +106,9 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
         ...(opts.eventLimits ? { eventLimits: opts.eventLimits } : {}),
       })
     : undefined;
+  const certificates: CertificateEndpoints | undefined = opts.certificates
+    ? { vault: new CertificateVault({ store }), challenges: new AcmeChallenges() }
+    : undefined;
   const byTokens = bearerAuthenticator({ adminTokenSha256: files.adminTokenSha256, resolve: (h) => extra.get(h) });
   const app = createApp({
     store,
@@ -105,6 +120,8 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
     ...(opts.maxBodyBytes ? { maxBodyBytes: opts.maxBodyBytes } : {}),
     ...(opts.inflight ? { inflight: opts.inflight } : {}),
     ...(opts.logger ? { logger: opts.logger } : {}),
+    ...(certificates ? { certificates } : {}),
+    ...(opts.metrics ? { metrics: opts.metrics } : {}),
   });
   const tls = opts.insecure ? undefined : { cert: files.serving.certPem, key: files.serving.keyPem };
   const server = await listen({ app, host: '127.0.0.1', port: 0, ...(tls ? { tls } : {}) });
@@ -119,6 +136,8 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
     adminToken: files.adminToken,
     store,
     app,
+    ca: files.ca,
+    ...(certificates ? { certificates } : {}),
     request: (method, path, body, headers) => httpRequest(config, method, path, body, headers),
     async stop() {
       if (stopped) return;

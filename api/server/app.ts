@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../meta/api-error.ts';
 import type { Store } from '../store/types.ts';
 import type { Authenticator, Authorizer, Identity } from './access/auth.ts';
-import { adminOnly, clientKey, unauthorized } from './access/auth.ts';
+import { adminOnly, clientKey, forbidden, unauthorized } from './access/auth.ts';
 import { SharedLists, type SharedListStats } from './resources/shared-lists.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './http/body.ts';
 import { InflightLimiter, type InflightLimits, type InflightStats } from './http/inflight.ts';
@@ -21,6 +21,7 @@ import { serveResource } from './resources/resource-router.ts';
 import { checkDotSegments, matchRoute, notFoundPath, type Route } from './http/routes.ts';
 import { requireMethod, sendError, sendJson, sendText } from './http/respond.ts';
 import { WatchRegistry } from './resources/watch.ts';
+import { serveCertificateEndpoint, type CertificateEndpoints } from './certs/certificate-endpoints.ts';
 
 /** Options of `createApp`. */
 export interface AppOptions {
@@ -35,6 +36,10 @@ export interface AppOptions {
   join?: JoinEndpoints;
   /** Where nodes' service logs are kept (the control plane's `DIR/logs`); absent: `nodes/<node>/logs` is a 404. */
   logsDir?: string;
+  /** A Certificate's material and pending ACME challenges (certs/); absent: those endpoints answer 404. */
+  certificates?: CertificateEndpoints;
+  /** The Prometheus text `GET /metrics` serves to the admin; absent: 404. */
+  metrics?: () => string;
   /** Request body limit in bytes (default 3 MiB); larger bodies get 413. */
   maxBodyBytes?: number;
   /** Interval of watch heartbeats and bookmarks in ms (default 15 000). */
@@ -71,6 +76,8 @@ export function createApp(opts: AppOptions): App {
     storeFor: opts.storeFor,
     join: opts.join,
     logs: opts.logsDir ? new LogFiles({ dir: opts.logsDir }) : undefined,
+    certificates: opts.certificates,
+    metrics: opts.metrics,
   };
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const where = { method: req.method, path: req.url?.split('?')[0]?.slice(0, 200) };
@@ -90,8 +97,10 @@ export function createApp(opts: AppOptions): App {
 }
 
 /** The configuration the dispatcher and resource router share. */
-export type AppConfig = Required<Omit<AppOptions, 'watchHeartbeatMs' | 'storeFor' | 'join' | 'logsDir' | 'inflight'>> &
-  Pick<AppOptions, 'storeFor' | 'join'> & {
+export type AppConfig = Required<
+  Omit<AppOptions, 'watchHeartbeatMs' | 'storeFor' | 'join' | 'logsDir' | 'inflight' | 'certificates' | 'metrics'>
+> &
+  Pick<AppOptions, 'storeFor' | 'join' | 'certificates' | 'metrics'> & {
     heartbeatMs: number;
     watches: WatchRegistry;
     limiter: InflightLimiter;
@@ -117,6 +126,12 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
   cfg.limiter.admit(res, clientKey(identity), longRunning(route, url));
   if (!route || route.type === 'join') throw notFoundPath();
   if (route.type === 'logs') return serveLogs(cfg, { req, res, url, method, identity, node: route.node });
+  if (route.type === 'certificate') {
+    const { store, authorize } = cfg;
+    serveCertificateEndpoint(cfg.certificates, { res, method, path: url.pathname, identity, route, store, authorize });
+    return undefined;
+  }
+  if (route.type === 'metrics') return serveMetrics(cfg, res, method, identity, url.pathname);
   if (route.type === 'discovery') {
     requireMethod(res, method, ['GET', 'HEAD']);
     const refused = cfg.authorize(identity, { verb: 'get', path: url.pathname });
@@ -137,6 +152,22 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
     });
   }
   return serveResource(forRequest(cfg, identity, url), { req, res, url, method, identity, route });
+}
+
+/** `GET /metrics` for the admin (Prometheus text); a node gets 403, a server without metrics 404. */
+function serveMetrics(
+  cfg: AppConfig,
+  res: ServerResponse,
+  method: string,
+  identity: Identity,
+  path: string,
+): undefined {
+  requireMethod(res, method, ['GET']);
+  if (identity.kind !== 'admin') throw forbidden(identity, { verb: 'get', path }, 'only the admin may read metrics');
+  if (!cfg.metrics) throw notFoundPath();
+  const text = cfg.metrics();
+  res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(text);
+  return undefined;
 }
 
 /** Watches and followed logs: held open, so bounded per client rather than by the in-flight cap. */

@@ -31,6 +31,8 @@ export interface RequestAttributes {
   path: string;
   /** The request's `fieldSelector` (list and watch), for rules that depend on it. */
   fieldSelector?: string;
+  /** The node the addressed object belongs to (a Certificate's spec.node), for rules that depend on it. */
+  objectNode?: string;
 }
 
 /** Returns an ApiError (403 Forbidden) when `identity` may not do `attrs`, undefined when it may. */

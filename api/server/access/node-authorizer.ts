@@ -8,6 +8,9 @@
  *   - update or patch `nodes/<self>/status` and `declarations/<self>/status` (never a spec);
  *   - create Events (what an Event is about is checked on its body: node-restriction.ts);
  *   - post its own logs (`create nodes/<self>/logs`);
+ *   - get the material and the pending ACME challenges of a Certificate whose spec.node is itself
+ *     (`certificates/<name>/material`, `…/acme-challenge`; the handler passes the Certificate's node as
+ *     `objectNode`; the admin is refused there too, by the handler: a key goes to its node only);
  *   - read the discovery documents.
  *
  * Everything else is a 403 `Status` naming the verb, the resource and the object that were refused, and why.
@@ -34,6 +37,11 @@ export function nodeRefusal(self: string, attrs: RequestAttributes): string | un
     return READ.has(verb) && !subresource && (name === undefined || name === 'mesh')
       ? undefined
       : 'a node may only read the Mesh';
+  }
+  if (plural === 'certificates' && (subresource === 'material' || subresource === 'acme-challenge')) {
+    return verb === 'get' && attrs.objectNode === self
+      ? undefined
+      : `a node may only read the ${subresource} of its own certificates`;
   }
   if (plural === 'events') return verb === 'create' && name === undefined ? undefined : 'a node may only create events';
   if (!OWN.has(plural)) return `a node may not access ${plural}`;

@@ -6,6 +6,8 @@
  *
  *   jointoken.<id>  type join-token        data.sha256: hash of the whole join token
  *   node.<node>     type node-credential   data.sha256: hash of the node credential; data.nodeKey: its public key
+ *   certificate.<name>  type certificate   a Certificate's issued chain, key and CA (../certs/vault.ts), owned by it
+ *   acme.account        type acme-account  the ACME account key (../certs/vault.ts), owned by the Mesh
  */
 import { timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../../meta/api-error.ts';
@@ -18,7 +20,7 @@ export const SECRETS = 'secrets';
 export const SECRET_API_VERSION = 'meshctl.dev/internal';
 
 /** What a secret is for. */
-export type SecretType = 'join-token' | 'node-credential';
+export type SecretType = 'join-token' | 'node-credential' | 'certificate' | 'acme-account';
 
 /** A secret as stored. */
 export interface Secret extends KubeObject {

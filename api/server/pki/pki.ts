@@ -63,6 +63,10 @@ export interface IssueServingCertOptions {
   days?: number;
   /** Subject common name; default the first DNS name. */
   commonName?: string;
+  /** The issue time in ms (default now): a clock's time, so that tests on a fake clock get matching validity. */
+  nowMs?: number;
+  /** Validity in ms after the issue time; overrides `days`. */
+  lifetimeMs?: number;
 }
 
 /** Issues a TLS server certificate signed by `ca`, with the given DNS and IP subject alternative names. */
@@ -70,7 +74,7 @@ export async function issueServingCert(opts: IssueServingCertOptions): Promise<C
   const caCert = new x509.X509Certificate(opts.ca.certPem);
   const caKey = await importKeyPem(opts.ca.keyPem);
   const keys = await crypto.subtle.generateKey(EC_ALG, true, ['sign', 'verify']);
-  const now = Date.now();
+  const now = opts.nowMs ?? Date.now();
   const names: x509.JsonGeneralNames = [
     ...opts.dnsNames.map((value) => ({ type: 'dns' as const, value })),
     ...opts.ipAddresses.map((value) => ({ type: 'ip' as const, value })),
@@ -80,7 +84,7 @@ export async function issueServingCert(opts: IssueServingCertOptions): Promise<C
     subject: [{ CN: [opts.commonName ?? opts.dnsNames[0] ?? opts.ipAddresses[0] ?? 'meshctl-control-plane'] }],
     issuer: caCert.subjectName,
     notBefore: new Date(now - SKEW_MS),
-    notAfter: new Date(now + (opts.days ?? 365) * DAY_MS),
+    notAfter: new Date(now + (opts.lifetimeMs ?? (opts.days ?? 365) * DAY_MS)),
     publicKey: keys.publicKey,
     signingKey: caKey,
     signingAlgorithm: SIGNING_ALG,

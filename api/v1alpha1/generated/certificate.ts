@@ -5,7 +5,7 @@
 import type { Condition, ObjectMeta } from '../../meta/types.ts';
 
 /**
- * A TLS certificate for a route's names, issued and renewed by the control plane. (Planned: certificates are accepted and stored, but nothing issues or renews them yet.) Its notAfter sets the recovery clock; the key material is stored on the control plane and the node, never in this object.
+ * A TLS certificate for a route's names, issued and renewed by the control plane (issuer acme or internal). Its notAfter sets the recovery clock; the key and chain are kept in the control plane's store and served only to the node (GET certificates/<name>/material), never in this object.
  */
 export type Certificate = {
   apiVersion: 'meshctl.dev/v1alpha1';
@@ -36,7 +36,7 @@ export type CertificateSpec = {
    */
   issuer?: 'acme' | 'internal';
   /**
-   * Renew this long before notAfter; omitted: Mesh spec.certificates.renewBefore.
+   * Renew this long before notAfter; omitted: Mesh spec.certificates.renewBefore, else a third of the lifetime (also when not shorter than the lifetime).
    */
   renewBefore?: string;
 };

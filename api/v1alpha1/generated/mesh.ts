@@ -5,7 +5,7 @@
 import type { Condition, ObjectMeta } from '../../meta/types.ts';
 
 /**
- * Mesh-wide settings, where the contended roles run, and (planned) the mesh's recovery clock. A singleton: the only Mesh is named `mesh`.
+ * Mesh-wide settings, where the contended roles run, and the mesh's recovery clock. A singleton: the only Mesh is named `mesh`.
  */
 export type Mesh = {
   apiVersion: 'meshctl.dev/v1alpha1';
@@ -32,7 +32,7 @@ export type MeshSpec = {
     port?: number;
   };
   /**
-   * How public TLS certificates are issued and renewed. (Planned: not built yet; nothing fills or acts on this.)
+   * How TLS certificates (one per Route) are issued and renewed by the control plane.
    */
   certificates?: {
     /**
@@ -40,11 +40,11 @@ export type MeshSpec = {
      */
     issuer?: 'acme' | 'internal';
     /**
-     * Renew a certificate this long before it expires; default 720h (30 days).
+     * Renew a certificate this long before it expires; omitted (or not shorter than the certificate's lifetime): a third of its lifetime, as cert-manager does (30 days of a 90-day Let's Encrypt certificate).
      */
     renewBefore?: string;
     /**
-     * The ACME account, used when issuer is acme.
+     * The ACME account, used when issuer is acme: its key is generated once and kept in the control plane's store (so backups carry it); challenges are answered over HTTP-01 by the node that serves the name.
      */
     acme?: {
       /**
@@ -100,13 +100,30 @@ export type MeshStatus = {
    */
   hubNode?: string;
   /**
-   * The earliest notAfter among certificates that need the control plane to renew: the control plane must be back before then. (Planned: not built yet; nothing fills or acts on this.)
+   * The earliest notAfter among what needs the control plane to renew it (Certificates, the control plane's serving certificate, the mesh CA): the control plane must be back before then.
    */
   recoveryDeadline?: string;
   /**
-   * recoveryDeadline minus the time this status was written, in seconds (negative once passed). (Planned: not built yet; nothing fills or acts on this.)
+   * recoveryDeadline minus the time this status was written, in seconds (negative once passed); refreshed at least every minute.
    */
   outageBudgetSeconds?: number;
+  /**
+   * What sets recoveryDeadline: the certificate (or CA, or serving certificate) that expires first.
+   */
+  recoveryDeadlineSetBy?: {
+    /**
+     * Certificate, ServingCertificate (the control plane's own), CertificateAuthority (the mesh CA) or NodeCredential.
+     */
+    kind: 'Certificate' | 'ServingCertificate' | 'CertificateAuthority' | 'NodeCredential';
+    /**
+     * Its name (a Certificate's name; serving; ca).
+     */
+    name: string;
+    /**
+     * The node that holds it, when one does.
+     */
+    node?: string;
+  };
   /**
    * The most recent Backup whose verification succeeded. (Planned: not built yet; nothing fills or acts on this.)
    */
