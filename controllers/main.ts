@@ -28,6 +28,8 @@ import { parseArgs, refusePositionals, unknownOption, type FlagSpec } from '../a
 import { parseHostPort, type HostPort } from '../api/meta/host-port.ts';
 import { EXIT_USAGE, UsageError } from '../api/meta/usage-error.ts';
 import type { InflightLimits } from '../api/server/http/inflight.ts';
+import { ServingRenewal } from '../api/server/pki/serving-renewal.ts';
+import { addCertificateControllers, certificateEndpoints } from './certificate-wiring.ts';
 
 const USAGE = `Usage: mesh-control-plane [--data-dir DIR] [--listen HOST:PORT] [--node NAME] [--san NAME]... [--restore] [--insecure-http]
                           [--max-requests-inflight N] [--max-watches-per-client N]
@@ -139,10 +141,30 @@ async function run(flags: Flags): Promise<void> {
   });
   // The admin token, node credentials issued at join, the Node authorizer, /cluster-info and /join.
   const access = meshAccess({ store, adminTokenSha256: files.adminTokenSha256, caPem: files.ca.certPem, logger });
-  const app = createApp({ store, ...access, logsDir: join(flags.dataDir, 'logs'), inflight: flags.inflight, logger });
+  const certificates = certificateEndpoints(store);
+  const metrics = { render: (): string => '' };
+  const app = createApp({
+    store,
+    ...access,
+    certificates,
+    metrics: () => metrics.render(),
+    logsDir: join(flags.dataDir, 'logs'),
+    inflight: flags.inflight,
+    logger,
+  });
   const tls = flags.insecureHttp ? undefined : { cert: files.serving.certPem, key: files.serving.keyPem };
   const server = await listen({ app, host: flags.host, port: flags.port, ...(tls ? { tls } : {}) });
   shutdown.onStop(() => server.close());
+  // The serving certificate is renewed while this runs (30 days before it expires), into the listener.
+  const renewal = new ServingRenewal({
+    dataDir: flags.dataDir,
+    ca: files.ca,
+    serving: files.serving,
+    apply: (s) => server.setTls({ cert: s.certPem, key: s.keyPem }),
+    logger,
+  });
+  if (tls) renewal.start();
+  shutdown.onStop(() => renewal.stop());
   const url = serverUrl(flags.host, server.port, flags.insecureHttp);
   writeAdminMeshconfig(files, url, logger);
   // The controllers talk to this API like any other client (Kubernetes-style), with the admin credential.
@@ -153,6 +175,8 @@ async function run(flags: Flags): Promise<void> {
   manager.add(createNodeController({ manager }));
   manager.add(createEventTtlController({ manager }));
   manager.add(createRouteController({ manager }));
+  const servingNotAfter = tls ? () => renewal.notAfter() : undefined;
+  metrics.render = addCertificateControllers({ manager, endpoints: certificates, ca: files.ca, servingNotAfter });
   shutdown.onStop(() => client.close());
   shutdown.onStop(() => manager.stop());
   void manager.start();

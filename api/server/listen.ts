@@ -27,6 +27,8 @@ export interface Listening {
   port: number;
   /** Ends open watches, stops accepting, and resolves once every connection is closed. */
   close(): Promise<void>;
+  /** Replaces the TLS certificate and key for new connections (a renewed serving certificate); a no-op for HTTP. */
+  setTls(tls: { cert: string; key: string }): void;
 }
 
 /**
@@ -52,9 +54,10 @@ export const TLS_SETTINGS = {
 /** Starts serving `app` on host:port. */
 export async function listen(opts: ListenOptions): Promise<Listening> {
   const handler = opts.app.handle;
-  const server: Server = opts.tls
+  const https = opts.tls
     ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key, ...TLS_SETTINGS }, handler)
-    : createHttpServer(handler);
+    : undefined;
+  const server: Server = https ?? createHttpServer(handler);
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (socket.writable && !socket.destroyed && err.code !== 'ECONNRESET') {
       const code = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
@@ -78,6 +81,7 @@ export async function listen(opts: ListenOptions): Promise<Listening> {
     url: `${opts.tls ? 'https' : 'http'}://${formatHostPort(opts.host, port)}`,
     port,
     close: () => closeServer(server, opts.app),
+    setTls: (tls) => https?.setSecureContext({ cert: tls.cert, key: tls.key, ...TLS_SETTINGS }),
   };
 }
 

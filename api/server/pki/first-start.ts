@@ -24,7 +24,8 @@ import type { CertAndKey } from './pki.ts';
 import { certInfo, createCA, issueServingCert, normalizeIp, signedBy } from './pki.ts';
 import { servingNames, type ServingNames } from './serving-names.ts';
 
-const RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
+/** A serving certificate is re-issued this long before it expires (at start-up, and while running: serving-renewal.ts). */
+export const SERVING_RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
 
 /** Options of `ensureControlPlaneFiles`. */
 export interface ControlPlaneFilesOptions {
@@ -157,7 +158,7 @@ async function staleReason(
     return 'unreadable';
   }
   if (!(await signedBy(certPem, ca.certPem))) return 'not signed by the CA';
-  if (info.notAfter.getTime() - Date.now() < RENEW_BEFORE_MS) return 'expires soon';
+  if (info.notAfter.getTime() - Date.now() < SERVING_RENEW_BEFORE_MS) return 'expires soon';
   const missing = [
     ...want.dnsNames.filter((n) => !info.dnsNames.includes(n)),
     ...want.ipAddresses.filter((ip) => !info.ipAddresses.includes(normalizeIp(ip))),
