@@ -41,7 +41,7 @@ export async function joinNode(
   assert.ok(m, r.stdout);
   const dirs = mesh.node(name);
   mkdirSync(dirs.root, { recursive: true });
-  const args = ['join', '--server', cp.url, '--token', m[1]!, '--ca-hash', m[2]!, '--name', name];
+  const args = ['join', '--server', cp.url, '--token', m[1], '--ca-hash', m[2], '--name', name];
   const agent = await spawnAgentCommand([...args, '--state-dir', dirs.stateDir, '--root', dirs.root, ...INTERVALS]);
   mesh.track(agent.pid);
   const httpsPort = ports?.httpsPort ?? (await freePort());

@@ -11,7 +11,6 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { freePort, metricValue, spawnAgent, waitFor } from '../../agent/testing.ts';
-import type { Certificate, Node } from '../../api/v1alpha1/generated/index.ts';
 import { routeFiles } from '../../api/v1alpha1/render-routes.ts';
 import { createMesh, INTERVALS, meshctl } from './mesh-helpers.ts';
 import {
@@ -41,7 +40,7 @@ test('a Route is served over HTTPS by its node with an internal certificate; the
   await waitRouteReady(admin, 'web').catch((e: Error) => {
     throw new Error(`${e.message}\n--- agent:\n${a.agent.output().slice(-4000)}\n--- cp:\n${cp.output().slice(-4000)}`);
   });
-  const cert = (await admin.get('certificates', 'web')) as Certificate;
+  const cert = await admin.get('certificates', 'web');
   assert.deepEqual(cert.spec, { dnsNames: [HOST], node: 'a' });
   assert.equal(cert.metadata.ownerReferences?.[0]?.kind, 'Route');
   const got = await httpsGet(a.httpsPort, HOST, ca, '/index.html');
@@ -56,7 +55,7 @@ test('a Route is served over HTTPS by its node with an internal certificate; the
   assert.equal(statSync(join(root, files.key)).mode & 0o777, 0o600, 'the key file is 0600');
   assert.match(readFileSync(join(root, files.cert), 'utf8'), /BEGIN CERTIFICATE/);
   await waitFor(
-    async () => ((await admin.get('nodes', 'a')) as Node).status?.certificates?.[0]?.notAfter === cert.status?.notAfter,
+    async () => (await admin.get('nodes', 'a')).status?.certificates?.[0]?.notAfter === cert.status?.notAfter,
     20_000,
     'Node.status.certificates to name the certificate',
   );
@@ -90,10 +89,7 @@ test('a Route is served over HTTPS by its node with an internal certificate; the
     'the unreachable time to grow',
   );
   assert.equal(later.certificates[0]?.name, 'web');
-  assert.ok(
-    later.certificates[0]!.remainingSeconds < first.certificates[0]!.remainingSeconds,
-    'remaining time shrinks',
-  );
+  assert.ok(later.certificates[0].remainingSeconds < first.certificates[0].remainingSeconds, 'remaining time shrinks');
   assert.equal(later.certificates[0]?.expired, false);
   assert.equal(later.deadline, new Date(cert.status!.notAfter!).toISOString());
   const metrics = await (await fetch(`${a.agent.metrics}/metrics`)).text();
