@@ -197,6 +197,7 @@ export function createAgent(opts: AgentOptions): Agent {
       declaration: () => store.declaration()?.object,
       onMaterial: () => {
         void serving.writeClock();
+        engine.retryNow(); // the Files and the HttpsProxy waiting for this material apply now
         void loop.trigger('new certificate material');
       },
     });

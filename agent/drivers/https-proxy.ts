@@ -4,6 +4,8 @@
  * and compares their hash and the spec with what the proxy serves, so a renewed certificate written by
  * the File driver is a diff and `apply` loads it: the next handshake uses it, no listener restarts. The
  * proxy lives in the agent process, so after an agent restart every route observes absent and is set again.
+ * Until both files exist the host is served on plain HTTP only — its first ACME HTTP-01 challenge needs that
+ * before any certificate exists — and the resource fails saying so (retried; new material retries it at once).
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -19,6 +21,8 @@ export interface HttpsProxyObserved extends Observed {
   serving?: string;
   /** The fingerprint of the spec and the files as they are now. */
   wanted?: string;
+  /** Whether the certificate and key files exist. */
+  held?: boolean;
 }
 
 /** The defaults of the spec's optional fields. */
@@ -26,21 +30,25 @@ function withDefaults(spec: HttpsProxySpec): Required<HttpsProxySpec> {
   return { httpsPort: 443, httpPort: 80, listen: '0.0.0.0', ...spec };
 }
 
-async function readFiles(spec: HttpsProxySpec, ctx: ResourceContext): Promise<{ cert: string; key: string }> {
-  const read = async (path: string): Promise<string> => {
+type Files = { cert: string; key: string } | undefined;
+
+/** The certificate and key as the File resources wrote them; undefined while either is missing. */
+async function readFiles(spec: HttpsProxySpec, ctx: ResourceContext): Promise<Files> {
+  const read = async (path: string): Promise<string | undefined> => {
     try {
       return await readFile(await resolveUnderRoot(ctx.root, path), 'utf8');
     } catch (e) {
-      if (errnoCode(e) === 'ENOENT') throw new Error(`${path} does not exist (its certificate is not held yet)`);
+      if (errnoCode(e) === 'ENOENT') return undefined;
       throw e;
     }
   };
-  return { cert: await read(spec.certFile), key: await read(spec.keyFile) };
+  const [cert, key] = [await read(spec.certFile), await read(spec.keyFile)];
+  return cert !== undefined && key !== undefined ? { cert, key } : undefined;
 }
 
-function fingerprint(spec: HttpsProxySpec, files: { cert: string; key: string }): string {
+function fingerprint(spec: HttpsProxySpec, files: Files): string {
   return createHash('sha256')
-    .update(JSON.stringify([withDefaults(spec), files.cert, files.key]))
+    .update(JSON.stringify([withDefaults(spec), files?.cert ?? null, files?.key ?? null]))
     .digest('hex');
 }
 
@@ -52,18 +60,15 @@ export function createHttpsProxyDriver(proxy: ProxyServer): Driver<HttpsProxySpe
 
     async observe(spec, ctx) {
       const serving = proxy.get(spec.host)?.fingerprint;
-      let wanted: string | undefined;
-      try {
-        wanted = fingerprint(spec, await readFiles(spec, ctx));
-      } catch {
-        wanted = undefined; // apply reports why
-      }
-      return { exists: serving !== undefined, ...(serving ? { serving } : {}), ...(wanted ? { wanted } : {}) };
+      const files = await readFiles(spec, ctx);
+      const wanted = fingerprint(spec, files);
+      return { exists: serving !== undefined, ...(serving ? { serving } : {}), wanted, held: files !== undefined };
     },
 
     diff(spec, observed) {
       if (!observed.exists) return [{ field: 'host', message: `${spec.host} is not served` }];
       const changes: Change[] = [];
+      if (!observed.held) changes.push({ field: 'certFile', message: `${spec.certFile} is not held yet` });
       if (observed.serving !== observed.wanted)
         changes.push({ field: 'certFile', message: `${spec.host}: the certificate, key or ports changed` });
       return changes;
@@ -71,12 +76,13 @@ export function createHttpsProxyDriver(proxy: ProxyServer): Driver<HttpsProxySpe
 
     async apply(spec, ctx) {
       const files = await readFiles(spec, ctx);
-      const route: ProxyRoute = {
-        ...withDefaults(spec),
-        ...files,
-        fingerprint: fingerprint(spec, files),
-      };
+      const route: ProxyRoute = { ...withDefaults(spec), ...files, fingerprint: fingerprint(spec, files) };
       await proxy.set(route);
+      if (!files) {
+        throw new Error(
+          `${spec.certFile} or ${spec.keyFile} does not exist yet: ${spec.host} is served on http only (ACME challenges, redirects) until its certificate is held`,
+        );
+      }
       ctx.logger.info('Served route', { id: ctx.id, host: spec.host, port: spec.port, httpsPort: route.httpsPort });
     },
 

@@ -7,7 +7,8 @@
  * - HTTP: `/.well-known/acme-challenge/{token}` for a served host is answered with the key authorization the
  *   control plane holds for that route's Certificate (issue 10 contract §3); everything else is redirected
  *   to https with 308 Permanent Redirect.
- * A listener is opened with its first route and closed with its last.
+ * A route whose certificate is not held yet is served on plain HTTP only (that is how its first ACME
+ * challenge is answered). A listener is opened with its first route and closed with its last.
  */
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -21,8 +22,9 @@ export interface ProxyRoute {
   host: string;
   port: number;
   certificate: string;
-  cert: string;
-  key: string;
+  /** The chain and key (PEM); absent until the certificate is held: then only plain HTTP serves the host. */
+  cert?: string;
+  key?: string;
   httpsPort: number;
   httpPort: number;
   listen: string;
@@ -45,7 +47,7 @@ export interface ProxyServer {
 
 interface Entry {
   route: ProxyRoute;
-  context: SecureContext;
+  context?: SecureContext;
 }
 
 const CHALLENGE = /^\/\.well-known\/acme-challenge\/([A-Za-z0-9_-]+)$/;
@@ -60,8 +62,8 @@ export function createProxyServer(opts: { logger: Logger; fetchChallenge: Challe
     const server = createHttpsServer({
       SNICallback: (name, cb) => {
         const e = routes.get(name.toLowerCase());
-        if (e) cb(null, e.context);
-        else cb(new Error(`no route for ${name}`));
+        if (e?.context) cb(null, e.context);
+        else cb(new Error(`no certificate for ${name}`));
       },
     });
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -130,7 +132,10 @@ export function createProxyServer(opts: { logger: Logger; fetchChallenge: Challe
 
   return {
     async set(route) {
-      const context = createSecureContext({ cert: route.cert, key: route.key });
+      const context =
+        route.cert !== undefined && route.key !== undefined
+          ? createSecureContext({ cert: route.cert, key: route.key })
+          : undefined;
       await ensure(`https ${route.listen}:${route.httpsPort}`, httpsListener, route.listen, route.httpsPort);
       await ensure(`http ${route.listen}:${route.httpPort}`, httpListener, route.listen, route.httpPort);
       routes.set(route.host, { route, context });

@@ -6,6 +6,8 @@
  *   route.web/cert   File …/tls.crt from the Certificate's material (contentFrom cert, 0644)
  *   route.web/key    File …/tls.key from the Certificate's material (contentFrom key, 0600)
  *   route.web/serve  HttpsProxy host → 127.0.0.1:port on the node's https/http ports
+ * The HttpsProxy does not depend on the two Files: before the certificate is issued it must already answer
+ * the ACME HTTP-01 challenge on the http port (its driver fails, saying so, until the files exist).
  * The Certificate has the Route's name (the Route controller creates it). Routes render after every
  * assignment's resources, ordered by name, so adding a route never reorders what a module renders.
  */
@@ -66,7 +68,7 @@ export function renderRoute(route: Route, node: Node): DeclaredResource[] {
         httpsPort,
         httpPort,
       },
-      dependsOn: [id('cert'), id('key')],
+      dependsOn: [id('dir')],
     },
   ];
 }
