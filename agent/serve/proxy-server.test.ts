@@ -161,6 +161,26 @@ test('serves a route by SNI, forwards with X-Forwarded-*, answers challenges, re
   await assert.rejects(once(refused, 'secureConnect'), /ECONNREFUSED/);
 });
 
+test('a route whose certificate is not held yet answers challenges on http and refuses TLS', async (t) => {
+  const proxy = createProxyServer({ logger: quiet, fetchChallenge: async (_c, token) => `${token}.ka` });
+  t.after(() => proxy.close());
+  const [httpsPort, httpPort] = [await freePort(), await freePort()];
+  await proxy.set({
+    host: 'new.mesh.test',
+    port: 1,
+    certificate: 'new',
+    httpsPort,
+    httpPort,
+    listen: '127.0.0.1',
+    fingerprint: 'none',
+  });
+  const ch = await httpGet(httpPort, 'new.mesh.test', '/.well-known/acme-challenge/abc');
+  assert.deepEqual([ch.status, ch.body], [200, 'abc.ka']);
+  const tls = connect({ host: '127.0.0.1', port: httpsPort, servername: 'new.mesh.test', rejectUnauthorized: false });
+  await assert.rejects(once(tls, 'secureConnect'), /alert|handshake|socket|ECONNRESET/i);
+  tls.destroy();
+});
+
 async function waitUntil(fn: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (!fn()) {
