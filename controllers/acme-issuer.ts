@@ -6,8 +6,9 @@
  * the name fetches it to answer the CA on its plain-HTTP port.
  *
  * acme-client retries a network error itself (5 times over 75 s) and then fails with an unrelated TypeError;
- * this issuer turns that retry down to one quick one (a global of acme-client's own axios instance: the
- * controller's backoff does the retrying) and reports the network error it saw as `CAUnreachable`.
+ * this issuer turns that retry down to one quick one and gives each request a 30 s timeout (globals of
+ * acme-client's own axios instance: the controller's backoff does the retrying), and reports the network error it
+ * saw as `CAUnreachable`.
  */
 import * as acme from 'acme-client';
 import type { AcmeChallenges } from '../api/server/certs/acme-challenges.ts';
@@ -35,6 +36,8 @@ acme.setLogger((line) => {
 type AcmeDefaults = typeof acme.axios.defaults & { acmeSettings?: Record<string, number> };
 const defaults: AcmeDefaults = acme.axios.defaults;
 defaults.acmeSettings = { ...defaults.acmeSettings, retryMaxAttempts: 1, retryDefaultDelay: 1 };
+// No request to the CA may hang a worker: axios waits forever by default.
+defaults.timeout = 30_000;
 
 /** The `acme` issuer (see the module comment). */
 export function acmeIssuer(opts: AcmeIssuerOptions): Issuer {
@@ -48,15 +51,21 @@ export function acmeIssuer(opts: AcmeIssuerOptions): Issuer {
       const accountKey = await opts.vault.acmeAccountKey(mesh, cfg.directoryUrl, async () =>
         (await acme.crypto.createPrivateEcdsaKey()).toString(),
       );
+      // Registered once: with the account URL, acme-client skips registration, which for an existing account
+      // is an update that a CA refuses when it changes nothing (pebble: "empty update", without an e-mail).
+      const accountUrl = opts.vault.acmeAccountUrl(cfg.directoryUrl);
       const client = new acme.Client({
         directoryUrl: cfg.directoryUrl,
         accountKey,
+        ...(accountUrl ? { accountUrl } : {}),
         backoffMin: opts.pollMs?.min ?? 1000,
         backoffMax: opts.pollMs?.max ?? 10_000,
         backoffAttempts: 30,
       });
       try {
-        return await order(client, cert, cfg.email, opts.challenges);
+        const issued = await order(client, cert, cfg.email, opts.challenges);
+        if (!accountUrl) await opts.vault.saveAcmeAccountUrl(mesh, client.getAccountUrl());
+        return issued;
       } catch (e) {
         throw asIssueError(e, cfg.directoryUrl);
       }

@@ -71,8 +71,9 @@ function waitReady(
 const eventsOf = async (name: string): Promise<Event[]> =>
   (await suite.client.list('events')).items.filter((e) => e.involvedObject.name === name);
 
-test('a Certificate becomes Ready, chains to the mesh CA, and its material goes to its node only', async (t) => {
+test('a Certificate becomes Ready, chains to the mesh CA, and its material goes to its node only, and is deleted with it', async (t) => {
   await startController(t);
+  const vault = suite.server.certificates!.vault;
   await suite.client.create('certificates', certificate('web', 'node-a'));
   const c = await waitReady('web', 'True');
   assert.equal(c.status?.failedAttempts, 0);
@@ -102,6 +103,10 @@ test('a Certificate becomes Ready, chains to the mesh CA, and its material goes 
     assert.equal(r.status, 403, `${who}: ${r.text}`);
     assert.ok(!r.text.includes('PRIVATE KEY'), `${who} got no key`);
   }
+  await suite.client.delete('certificates', 'web');
+  await eventually(async () =>
+    assert.equal(vault.material('web'), undefined, 'the key is deleted with its Certificate'),
+  );
   const missing = await suite.server.request('GET', certificateMaterialPath('nope'), undefined, {
     authorization: 'Bearer tok-a',
   });

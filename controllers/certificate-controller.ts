@@ -103,22 +103,25 @@ class CertificateReconciler implements Reconciler {
     const held = this.held(name);
     const decided = this.decide(cached, held);
     if (!decided.why && held) await this.syncStatus(cached, held);
-    if (decided.result || !decided.why) return decided.result;
+    if (decided.result) return decided.result;
     // About to issue (for acme, a real order): decide again on a fresh read, as the cache may lag our own writes.
     const fresh = await this.d.client.get('certificates', name);
     const again = this.decide(fresh, held);
-    if (again.result || !again.why) return again.result;
-    return this.attempt(fresh, again.why);
+    if (again.result) return again.result;
+    return this.attempt(fresh, again.why ?? 'NotIssued');
   }
 
-  /** What to do for `cert`: a result (nothing to issue now, or a retry still backing off), or why to issue. */
+  /**
+   * Why `cert` must be issued (undefined: what is held is good until its renewal time), and a result when nothing
+   * is to be done now: not due (look again at the renewal time), or due but a failed attempt is backing off.
+   */
   private decide(cert: Certificate, held: Held | undefined): { result?: Result; why?: string } {
     const mesh = this.d.caches.meshes.get('mesh');
     const now = this.d.clock.now();
     const why = issueReason(cert, mesh, held, now);
     if (!why && held) return { result: { requeueAfter: Math.max(1, renewalAt(cert, mesh, held) - now) } };
     const retry = retryAt(cert.status, this.d.retry);
-    if (retry !== undefined && now < retry) return { result: { requeueAfter: retry - now } };
+    if (retry !== undefined && now < retry) return { why, result: { requeueAfter: retry - now } };
     return { why: why ?? 'NotIssued' };
   }
 

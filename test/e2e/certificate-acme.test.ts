@@ -4,7 +4,7 @@
  * port by a small responder standing in for the agent (until i10-serve's agent serves challenges): it fetches
  * each key authorization from the control plane's challenge endpoint with the node's credential, as the agent
  * does. Shown: the certificate chains to pebble's root (fetched from its management port, new at every start),
- * it is renewed before it expires, and with pebble stopped a renewal turns Ready=False with a Warning Event.
+ * it is renewed before it expires (by an account without an e-mail: a renewal must not re-register it), and with pebble stopped a renewal turns Ready=False with a Warning Event.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -68,7 +68,7 @@ before(async () => {
       certificates: {
         issuer: 'acme',
         renewBefore: '24s',
-        acme: { directoryUrl: pebble.directoryUrl, email: 'ops@mesh.test' },
+        acme: { directoryUrl: pebble.directoryUrl },
       },
     },
   });
@@ -134,7 +134,9 @@ test('a certificate from pebble chains to its root, is renewed before it expires
   assert.equal(leaf.subjectAltName, 'DNS:web.mesh.test');
   assert.equal(m.notAfter, first.status?.notAfter);
   await tlsHandshake(m.cert, m.key, pebble.root);
-  assert.ok(server.store.get(SECRETS, ACME_ACCOUNT_SECRET), 'the ACME account key is kept in the store');
+  const account = server.store.get(SECRETS, ACME_ACCOUNT_SECRET) as { data?: Record<string, string> } | undefined;
+  assert.match(account?.data?.key ?? '', /PRIVATE KEY/, 'the ACME account key is kept in the store');
+  assert.match(account?.data?.url ?? '', /^https:\/\/127\.0\.0\.1:\d+\//, 'and its URL, once registered');
 
   const firstNotAfter = Date.parse(first.status!.notAfter!);
   const renewed = await waitStatus('web', (c) => ready(c) === 'True' && c.status?.notAfter !== first.status?.notAfter);
@@ -151,6 +153,10 @@ test('a certificate from pebble chains to its root, is renewed before it expires
     const w = (await eventsOf('web')).filter((e) => e.type === 'Warning' && e.reason === 'CAUnreachable');
     assert.ok(w.length >= 1, 'a Warning event about the failed renewal');
   });
+  const again = await waitStatus('web', (c) => (c.status?.failedAttempts ?? 0) >= 2);
+  assert.equal(ready(again), 'False', 'the failure stays reported while the renewal keeps failing');
+  const gap = Date.parse(again.status!.lastFailure!.time) - Date.parse(failed.status!.lastFailure!.time);
+  assert.ok(gap >= 1000, `the retry waited for the backoff (${gap} ms)`);
 });
 
 /** A real TLS handshake with the issued key and chain, trusting only pebble's root. */

@@ -3,7 +3,7 @@
  * so backups of the store carry them and no API object ever holds a private key.
  *
  *   certificate.<name>  type certificate   data: cert, key, ca, notBefore, notAfter, issuer, dnsNames (comma-joined)
- *   acme.account        type acme-account  data: key (PEM), directoryUrl it was registered with
+ *   acme.account        type acme-account  data: key (PEM), directoryUrl it was registered with, url (the account's, once registered)
  *
  * A Certificate's secret is owned by the Certificate (deleting it deletes the key by cascade); the ACME
  * account's by the Mesh, which cannot be deleted. The Certificate controller writes through this; the material
@@ -71,5 +71,23 @@ export class CertificateVault {
       data: { key, directoryUrl },
     });
     return key;
+  }
+
+  /** The registered account's URL for `directoryUrl` (undefined before the first registration). */
+  acmeAccountUrl(directoryUrl: string): string | undefined {
+    const d = readSecret(this.store, ACME_ACCOUNT_SECRET, 'acme-account')?.data;
+    return d?.directoryUrl === directoryUrl && d.url ? d.url : undefined;
+  }
+
+  /** Records the account URL once registered, so later orders skip registration (and its update of the account). */
+  async saveAcmeAccountUrl(mesh: KubeObject, url: string): Promise<void> {
+    const d = readSecret(this.store, ACME_ACCOUNT_SECRET, 'acme-account')?.data;
+    if (!d?.key || d.url === url) return;
+    await writeSecret(this.store, {
+      name: ACME_ACCOUNT_SECRET,
+      type: 'acme-account',
+      owner: mesh,
+      data: { ...d, url },
+    });
   }
 }
