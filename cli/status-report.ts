@@ -36,7 +36,8 @@ const ago = (now: number, iso: string | undefined): string =>
 /** The recovery deadline: Mesh.status's, else the earliest Certificate notAfter known. */
 export function deadlineOf(input: StatusInput): { deadline?: string; setBy: string } {
   const d = input.mesh?.status?.recoveryDeadline;
-  if (d) return { deadline: d, setBy: 'Mesh.status.recoveryDeadline' };
+  const by = input.mesh?.status?.recoveryDeadlineSetBy;
+  if (d) return { deadline: d, setBy: by ? `${by.kind} ${by.name}${by.node ? ` on ${by.node}` : ''}` : 'Mesh.status' };
   const first = input.certificates
     .filter((c) => c.status?.notAfter)
     .sort((a, b) => Date.parse(a.status!.notAfter!) - Date.parse(b.status!.notAfter!))[0];

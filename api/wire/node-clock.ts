@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../meta/atomic-file.ts';
+import { recoveryClock } from '../meta/recovery-clock.ts';
 
 /** What clock.json holds. */
 export interface ClockFacts {
@@ -67,7 +68,17 @@ export function clockReport(facts: ClockFacts, nowMs: number): ClockReport {
   const certificates = facts.certificates
     .map((c) => ({ ...c, remainingSeconds: seconds(c.notAfter), expired: Date.parse(c.notAfter) <= nowMs }))
     .sort((a, b) => Date.parse(a.notAfter) - Date.parse(b.notAfter));
-  const first = certificates[0];
+  // The node's deadline is computed as the control plane computes Mesh.status's (api/meta/recovery-clock.ts).
+  const clock = recoveryClock(
+    facts.certificates.map((c) => ({
+      kind: 'Certificate',
+      name: c.name,
+      node: facts.node,
+      notAfter: Date.parse(c.notAfter),
+    })),
+    nowMs,
+  );
+  const first = clock.setBy && certificates.find((c) => c.name === clock.setBy!.name);
   const unreachable =
     facts.reachable === false && facts.unreachableSince !== undefined ? -seconds(facts.unreachableSince) : 0;
   return {
@@ -77,8 +88,8 @@ export function clockReport(facts: ClockFacts, nowMs: number): ClockReport {
     ...(facts.unreachableSince ? { unreachableSince: facts.unreachableSince } : {}),
     unreachableSeconds: Math.max(0, unreachable),
     certificates,
-    ...(first
-      ? { deadline: first.notAfter, budgetSeconds: first.remainingSeconds, setBy: `certificate ${first.name}` }
+    ...(first && clock.budgetSeconds !== undefined
+      ? { deadline: first.notAfter, budgetSeconds: clock.budgetSeconds, setBy: `certificate ${first.name}` }
       : {}),
   };
 }
