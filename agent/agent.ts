@@ -1,7 +1,8 @@
 /**
  * The in-process agent (`mesh-agent run` wraps one; a benchmark may run fifty in one process): its
  * own store, one process supervisor for its whole life, the engine, the reconcile loop, the link to
- * the control plane, the shipper of service logs (logs/) and the metrics endpoint.
+ * the control plane, the shipper of service logs (logs/), the serving side (serve/: the proxy of its
+ * routes, certificate material, the recovery clock) and the metrics endpoint.
  *
  * `start()` opens the store (refusing a damaged one), reconciles AT ONCE from the declaration stored
  * there — whether or not the control plane answers — and only then connects. A new generation seen on
@@ -37,6 +38,7 @@ import { openAgentLogs, withLogMetrics } from './logs/agent-logs.ts';
 import type { LogShipper } from './logs/shipper.ts';
 import { writeAgentInfo } from './agent-info.ts';
 import { rootError } from './root-dir.ts';
+import { createServing, type Serving } from './serve/serving.ts';
 
 /** The agent's version, reported in Node.status.agentVersion. */
 export const AGENT_VERSION: string = pkg.version;
@@ -128,6 +130,7 @@ interface Parts {
   client: HttpClient;
   sync: Sync;
   logs: LogShipper;
+  serving: Serving;
   server?: MetricsServer;
 }
 
@@ -203,13 +206,30 @@ export function createAgent(opts: AgentOptions): Agent {
     const wgKey = await ensureWireGuardKey(opts.stateDir);
     if (wgKey.created) log.info('Generated WireGuard key', { publicKey: wgKey.publicKey });
     const wireguard = { key: () => wgKey, interfaceName: opts.wireguardInterface };
+    const reach = createReachability({ store, logger: log, node, server: identity.server, now: () => clock.now() });
+    const client = createClient({ server: identity.server, caData: identity.caData, token: identity.token });
+    const serving = createServing({
+      node,
+      stateDir: opts.stateDir,
+      connection: { server: identity.server, caData: identity.caData, token: identity.token },
+      client,
+      store,
+      reach,
+      logger: log,
+      clock,
+      declaration: () => store.declaration()?.object,
+      onMaterial: () => {
+        void serving.writeClock();
+        engine.retryNow(); // the Files and the HttpsProxy waiting for this material apply now
+        void loop.trigger('new certificate material');
+      },
+    });
     const engine = createEngine({
-      drivers: createDriverRegistry({ supervisor, wireguard }),
+      drivers: createDriverRegistry({ supervisor, wireguard, proxy: serving.proxy }),
       ctx: { root: identity.root, stateDir: opts.stateDir, logger: log, clock },
       loadInventory: async () => store.inventory(),
       saveInventory: (_all, change) => store.applyInventoryChange(change),
     });
-    const reach = createReachability({ store, logger: log, node, server: identity.server, now: () => clock.now() });
     const metrics = withLogMetrics(
       () => logs,
       createAgentMetrics({
@@ -221,6 +241,7 @@ export function createAgent(opts: AgentOptions): Agent {
           applied: effects.appliedGeneration(),
         }),
         outboxItems: () => store.outbox().length,
+        extra: () => serving.metrics(),
       }),
     );
     let heartbeatApplied: number | undefined;
@@ -239,8 +260,14 @@ export function createAgent(opts: AgentOptions): Agent {
         if (queued && reach.reachable() === true) void sync.reporter.flushOutbox();
       },
     });
-    const memo = new WeakMap<Declaration, DeclaredResource[]>();
-    const resources = (d: Declaration): DeclaredResource[] => memo.get(d) ?? memo.set(d, declaredResources(d)).get(d)!;
+    // Resolved once per declaration and material version (a renewed certificate is new File content).
+    let memo = { decl: undefined as Declaration | undefined, version: -1, resources: [] as DeclaredResource[] };
+    const resources = (d: Declaration): DeclaredResource[] => {
+      const version = serving.material.version();
+      if (memo.decl !== d || memo.version !== version)
+        memo = { decl: d, version, resources: declaredResources(d, serving.material.resolve) };
+      return memo.resources;
+    };
     const loop = createReconcileLoop({
       engine,
       node,
@@ -251,7 +278,6 @@ export function createAgent(opts: AgentOptions): Agent {
       declaration: () => store.declaration()?.object,
       onRun: (o) => effects.onRun(o),
     });
-    const client = createClient({ server: identity.server, caData: identity.caData, token: identity.token });
     const sync = createSync({
       client,
       node,
@@ -263,6 +289,8 @@ export function createAgent(opts: AgentOptions): Agent {
       heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 10_000,
       backoff: opts.reconnect,
       clock,
+      beforeHeartbeat: () => serving.material.sync(),
+      afterHeartbeat: () => serving.writeClock(),
       state: {
         declaration: () => store.declaration()?.object,
         run: () => effects.lastRun(),
@@ -274,9 +302,12 @@ export function createAgent(opts: AgentOptions): Agent {
             results: effects.lastRun()?.results,
             interfaceName: opts.wireguardInterface,
           }),
+        certificates: () => serving.material.held(),
       },
       onDeclaration: (obj) =>
-        receive({ store, node, logger: log, obj, report: () => sync.reporter.reportDeclaration(), loop, engine }),
+        receive({ store, node, logger: log, obj, report: () => sync.reporter.reportDeclaration(), loop, engine }).then(
+          () => void serving.material.sync(),
+        ),
     });
     const logs = await openAgentLogs({
       stateDir: opts.stateDir,
@@ -294,7 +325,8 @@ export function createAgent(opts: AgentOptions): Agent {
       listen === false
         ? undefined
         : await serveMetricsOnStablePort({ listen, metrics, health: state, stateDir: opts.stateDir, logger: log });
-    return { logger, store, node, engine, supervisor, reach, effects, loop, client, sync, logs, server };
+    await serving.writeClock();
+    return { logger, store, node, engine, supervisor, reach, effects, loop, client, sync, logs, serving, server };
   }
 
   async function stop(): Promise<void> {
@@ -371,6 +403,8 @@ async function halt(p: Parts, stopServices: boolean): Promise<void> {
   await p.sync.stop();
   await p.logs.stop();
   await p.loop.stop();
+  await p.serving.writeClock();
+  await p.serving.close();
   if (stopServices) await p.supervisor.stopAll();
   p.supervisor.close();
   await p.server?.close();

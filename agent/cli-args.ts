@@ -17,6 +17,7 @@ export const USAGE = `Usage: mesh-agent run --state-dir DIR [flags]
        mesh-agent join --server URL --token TOKEN --ca-hash sha256:HEX [flags]   (see mesh-agent join --help)
        mesh-agent reconcile --state-dir DIR   (the running agent retries every failed resource now; SIGHUP does too)
        mesh-agent set-server URL --state-dir DIR   (the control plane moved, e.g. a restore: see mesh-agent set-server --help)
+       mesh-agent status --state-dir DIR      (the node's recovery clock, read from DIR alone)
 
 Runs the node agent: keeps this machine in the state its Declaration says, from its own store,
 whether or not the control plane answers.
@@ -82,7 +83,7 @@ export function parseCommandLine(argv: string[]): AgentOptions | 'help' {
     throw new UsageError(
       positionals.length === 0
         ? 'missing command: mesh-agent run …'
-        : `unknown command "${positionals.join(' ')}" (the commands are "run", "join" and "reconcile")`,
+        : `unknown command "${positionals.join(' ')}" (the commands are "run", "join", "reconcile" and "status")`,
     );
   }
   const stateDir = v('state-dir');

@@ -1,9 +1,9 @@
 /**
  * Turns a stored Declaration into the engine's resources: `File.contentFrom` resolved to content where
- * the agent holds that material; everything else (`dependsOn` included) as declared. Certificates are
- * planned, not built: until they are, nothing resolves certificate material, so such a File is handed on
- * unresolved and its driver fails it with a clear message (and the resources that depend on it report
- * DependencyFailed), rather than writing an empty file.
+ * the agent holds that material (serve/material-sync.ts keeps it in the agent's store); everything else
+ * (`dependsOn` included) as declared. Material not held yet (the Certificate is not issued, or the agent
+ * has not fetched it) leaves the File unresolved: its driver fails it with a clear message (and the
+ * resources that depend on it report DependencyFailed) rather than writing an empty file.
  */
 import type { Declaration, DeclaredResource } from '../api/v1alpha1/generated/declaration.ts';
 import type { FileSpec } from '../api/v1alpha1/generated/host-resource.ts';

@@ -5,6 +5,7 @@
  * retry every failed resource now (`mesh-agent reconcile --state-dir DIR` sends it: reconcile-command.ts).
  * `mesh-agent join …` joins a mesh with a token first (join-command.ts), then runs the same way. SIGUSR2 asks it
  * to switch to the control-plane URL `mesh-agent set-server URL` left in its state directory (set-server-command.ts).
+ * `mesh-agent status --state-dir DIR` prints the node's recovery clock from DIR alone (status-command.ts).
  * Exit codes: 0 clean stop, 1 failed to start or run (e.g. a damaged store) or to join, 2 bad usage.
  */
 import { readFileSync, rmSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { writeFileAtomic } from '../api/meta/atomic-file.ts';
 import { parseCommandLine, USAGE } from './cli-args.ts';
 import { joinCommand } from './join-command.ts';
 import { reconcileCommand } from './reconcile-command.ts';
+import { statusCommand } from './status-command.ts';
 import { createJsonLogger, type Logger } from '../api/meta/logger.ts';
 import { EXIT_USAGE } from '../api/meta/usage-error.ts';
 
@@ -26,6 +28,10 @@ async function main(argv: string[]): Promise<void> {
   }
   if (argv[0] === 'set-server') {
     process.exitCode = await setServerCommand(argv.slice(1));
+    return;
+  }
+  if (argv[0] === 'status') {
+    process.exitCode = await statusCommand(argv.slice(1));
     return;
   }
   if (argv[0] === 'reconcile') {

@@ -9,6 +9,7 @@
  *   meshagent_declaration_generation{state="received|applied"}  gauge
  *   meshagent_outbox_items                                      gauge
  *   meshagent_info{node, version}                               gauge (1)
+ * and the recovery clock's families (serve/clock-metrics.ts).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,6 +26,8 @@ export interface MetricSources {
   unreachableSeconds(): number;
   generations(): { received?: number; applied?: number };
   outboxItems(): number;
+  /** More families appended to the exposition (the recovery clock's: serve/clock-metrics.ts). */
+  extra?(): string;
 }
 
 /** The agent's metrics. */
@@ -90,6 +93,7 @@ export function createAgentMetrics(src: MetricSources): AgentMetrics {
         family('meshagent_info', 'gauge', 'The agent: its node and version.', [
           [`{node="${esc(src.node)}",version="${esc(src.version)}"}`, 1],
         ]),
+        src.extra?.() ?? '',
       ].join('');
     },
   };

@@ -32,6 +32,10 @@ const COMMANDS: Record<string, CommandEntry> = {
   wait: { summary: 'Wait for a condition on resources, or for their deletion', load: () => import('./wait.ts') },
   logs: { summary: 'Print the log of a service on a node (-f to follow)', load: () => import('./logs.ts') },
   'api-resources': { summary: 'List the resource types the API serves', load: () => import('./api-resources.ts') },
+  status: {
+    summary: 'Show the recovery clock: reachability, certificates, deadline, budget, backups (--check for cron)',
+    load: () => import('./status.ts'),
+  },
   version: { summary: 'Print the client and server versions', load: () => import('./version.ts') },
   token: {
     summary: 'Create, list and delete join tokens (lets a machine join the mesh)',

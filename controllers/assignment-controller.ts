@@ -23,6 +23,7 @@ import type { KubeObject } from '../api/meta/types.ts';
 import type { Assignment, Event } from '../api/v1alpha1/generated/index.ts';
 import { appliedEvent } from './assignment-events.ts';
 import { declarationToWrite, renderDeclaration, type OwnerOutcome } from '../api/v1alpha1/render-declaration.ts';
+import { renderRoutes } from '../api/v1alpha1/render-routes.ts';
 import { APPLIED, assignmentStatus, statusDiffers } from './assignment-status.ts';
 import { realClock, type Clock } from '../api/meta/clock.ts';
 import { rfc3339 } from '../api/meta/timestamp.ts';
@@ -34,13 +35,13 @@ import { informersFor, type ControllerOptions, type Informers } from './runtime/
 export type AssignmentControllerOptions = ControllerOptions;
 
 /** The informers the controller reads from. */
-type Caches = Informers<'nodes' | 'assignments' | 'modules' | 'declarations'>;
+type Caches = Informers<'nodes' | 'assignments' | 'modules' | 'declarations' | 'routes'>;
 
 /** Creates the Assignment controller; add it to the manager, which starts it once the caches are synced. */
 export function createAssignmentController(opts: AssignmentControllerOptions): Controller {
   const { manager } = opts;
   const clock = opts.clock ?? realClock;
-  const caches: Caches = informersFor(manager, ['assignments', 'nodes', 'modules', 'declarations']);
+  const caches: Caches = informersFor(manager, ['assignments', 'nodes', 'modules', 'declarations', 'routes']);
   const reconciler = new AssignmentReconciler({ client: manager.client, caches, logger: manager.logger, clock });
   const ofNode = (obj: KubeObject): string[] => assignmentsOfNode(obj.metadata.name ?? '', caches.assignments);
   return createController({
@@ -103,6 +104,7 @@ class AssignmentReconciler implements Reconciler {
         assignments: this.caches.assignments.list(),
         modules,
         current: declaration,
+        routeResources: renderRoutes(this.caches.routes.list(), node),
       });
       // The Declaration controller has yet to write this rendering: look again once it has (its write requeues this key).
       if (!declaration?.metadata.deletionTimestamp && declarationToWrite({ node, rendering, current: declaration }))

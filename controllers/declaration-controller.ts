@@ -1,12 +1,13 @@
 /**
  * The Declaration controller: keeps, for every Node, a Declaration named after it holding the ordered
- * resources of the modules assigned to it (rendering: api/v1alpha1/render-declaration.ts). It writes
+ * resources of the modules assigned to it (rendering: api/v1alpha1/render-declaration.ts), then those of its
+ * Routes (api/v1alpha1/render-routes.ts). It writes
  * Declarations only; whether a node applied an Assignment is the Assignment controller's to report
  * (assignment-controller.ts).
  *
  * The key is a node name. Nodes and Declarations map to their own name; an Assignment to its node and to
  * every node whose Declaration still records it as an owner (so moving or deleting an assignment also
- * re-renders the node it left); a Module to the nodes of the assignments that use it. Reads come from the
+ * re-renders the node it left); a Route likewise; a Module to the nodes of the assignments that use it. Reads come from the
  * informers' caches; every write carries the cached resourceVersion, so a stale cache ends in a Conflict,
  * which is thrown and retried with backoff. Nothing is written when nothing changed.
  *
@@ -15,7 +16,8 @@
  * and the Mesh map to every node.
  */
 import type { Client } from '../api/client/types.ts';
-import type { Assignment, Declaration, Node } from '../api/v1alpha1/generated/index.ts';
+import type { Assignment, Declaration, Node, Route } from '../api/v1alpha1/generated/index.ts';
+import { renderRoutes, routeOwner } from '../api/v1alpha1/render-routes.ts';
 import {
   declarationToWrite,
   readOwnerRecords,
@@ -34,13 +36,13 @@ import { informersFor, type ControllerOptions, type Informers } from './runtime/
 export type DeclarationControllerOptions = ControllerOptions;
 
 /** The informers the controller reads from. */
-type Caches = Informers<'nodes' | 'assignments' | 'modules' | 'declarations' | 'meshes'>;
+type Caches = Informers<'nodes' | 'assignments' | 'modules' | 'declarations' | 'meshes' | 'routes'>;
 
 /** Creates the Declaration controller; add it to the manager, which starts it once the caches are synced. */
 export function createDeclarationController(opts: DeclarationControllerOptions): Controller {
   const { manager } = opts;
   const clock = opts.clock ?? realClock;
-  const caches: Caches = informersFor(manager, ['nodes', 'assignments', 'modules', 'declarations', 'meshes']);
+  const caches: Caches = informersFor(manager, ['nodes', 'assignments', 'modules', 'declarations', 'meshes', 'routes']);
   const allNodes = (): string[] => caches.nodes.list().map((n) => n.metadata.name ?? '');
   const reconciler = new DeclarationReconciler({ client: manager.client, caches, logger: manager.logger });
   return createController({
@@ -62,6 +64,7 @@ export function createDeclarationController(opts: DeclarationControllerOptions):
       { informer: caches.declarations },
       // The overlay's CIDR and port are the Mesh's: a change re-renders every node.
       { informer: caches.meshes, keys: allNodes },
+      { informer: caches.routes, keys: (obj) => nodesOfRoute(obj as Route, caches.declarations) },
     ],
   });
 }
@@ -91,6 +94,16 @@ export function nodesOfNode(
     hub: hubOf(caches.assignments.list()),
     peersOf: (name) => overlayPeerNames(caches.declarations.get(name)?.spec.resources),
   });
+}
+
+/** The nodes to reconcile when a route changed: its node, and every node whose Declaration holds its resources. */
+export function nodesOfRoute(r: Route, declarations: Pick<Informer, 'list'>): string[] {
+  const owner = routeOwner(r.metadata.name ?? '');
+  const holding = declarations
+    .list()
+    .filter((d) => (d as Declaration).spec.resources.some((x) => x.owner === owner))
+    .map((d) => d.metadata.name ?? '');
+  return [...new Set([r.spec.node, ...holding])];
 }
 
 /** The nodes to reconcile when a module changed: those of the assignments that use it. */
@@ -126,7 +139,15 @@ class DeclarationReconciler implements Reconciler {
       hub: hubOf(assignments),
       mesh: this.caches.meshes.list()[0],
     });
-    const rendering = renderDeclaration({ node: nodeName, assignments, modules, current: declaration, overlay });
+    const routeResources = renderRoutes(this.caches.routes.list(), node);
+    const rendering = renderDeclaration({
+      node: nodeName,
+      assignments,
+      modules,
+      current: declaration,
+      routeResources,
+      overlay,
+    });
     await this.writeDeclaration(node, rendering, declaration);
   }
 

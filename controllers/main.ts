@@ -20,6 +20,7 @@ import { checkControlPlaneNode } from './check-control-plane-node.ts';
 import { ensureMesh } from './ensure-mesh.ts';
 import { createEventTtlController } from './event-ttl-controller.ts';
 import { createNodeController } from './node-controller.ts';
+import { createRouteController } from './route-controller.ts';
 import { createOverlayController } from './overlay-controller.ts';
 import { createManager } from './runtime/manager.ts';
 import { handleShutdownSignals } from './shutdown.ts';
@@ -210,6 +211,7 @@ async function run(flags: Flags): Promise<void> {
   manager.add(createNodeController({ manager }));
   manager.add(createOverlayController({ manager }));
   manager.add(createEventTtlController({ manager }));
+  manager.add(createRouteController({ manager }));
   const servingNotAfter = tls ? () => renewal.notAfter() : undefined;
   metrics.render = addCertificateControllers({ manager, endpoints: certificates, ca: files.ca, servingNotAfter });
   shutdown.onStop(() => client.close());

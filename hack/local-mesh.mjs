@@ -1,6 +1,7 @@
 // `npm start`: a whole mesh on this machine — the control plane and three agents, each with its own store
-// and root folder under .meshctl/local/ — applies manifests/examples/, waits until the nodes converge, and
-// says what runs where. Ctrl-C (or SIGTERM) stops everything. Runs the built binaries in dist/ (no tsx).
+// and root folder under .meshctl/local/ — applies manifests/examples/ (the greeter, and a route node-a serves
+// over HTTPS with a certificate from the mesh CA), waits until the nodes converge and the route is Ready, and
+// says what runs where and the recovery clock (`meshctl status`). Agents join with one-time tokens. Ctrl-C (or SIGTERM) stops everything. Runs the built binaries in dist/ (no tsx).
 import { spawn, execFileSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -91,6 +92,24 @@ function restartStopped() {
   })().catch((e) => console.error(e.message));
 }
 
+/**
+ * Starts a node's agent. The first time, it joins with a one-time token (so it runs with its own node
+ * credential, which is what fetches its routes' certificates); afterwards it runs from its state dir.
+ */
+async function startAgent(node, meshconfig, url) {
+  const stateDir = join(home, 'nodes', node, 'state');
+  const runFlags = ['--stop-services-on-exit', '--reconcile-interval', '2s', '--heartbeat-interval', '5s'];
+  const run = ['run', '--state-dir', stateDir, ...runFlags];
+  const ready = (e) => e.msg === 'Started agent';
+  if (existsSync(join(stateDir, 'store'))) return start(node, 'mesh-agent.js', run, ready);
+  const m = /--token (\S+) --ca-hash (\S+)/.exec(meshctl(meshconfig, 'token', 'create', '--description', node));
+  if (!m) throw new Error('meshctl token create printed no join command');
+  const join_ = ['join', '--server', url, '--token', m[1], '--ca-hash', m[2], '--name', node, '--site', 'local'];
+  const root = ['--root', join(home, 'nodes', node, 'root')];
+  await start(node, 'mesh-agent.js', [...join_, '--state-dir', stateDir, ...root, ...runFlags], ready);
+  children.find((c) => c.name === node).args = run; // a restart (Enter) runs from the state dir
+}
+
 function meshctl(meshconfig, ...args) {
   return execFileSync(process.execPath, [join(dist, 'meshctl.js'), '--config', meshconfig, ...args], {
     encoding: 'utf8',
@@ -101,8 +120,9 @@ async function converged(meshconfig, timeoutMs) {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const list = JSON.parse(meshctl(meshconfig, 'get', 'assignments', '-o', 'json'));
-    const applied = (a) => a.status?.conditions?.some((c) => c.type === 'Applied' && c.status === 'True');
-    if (list.items.length > 0 && list.items.every(applied)) return true;
+    const routes = JSON.parse(meshctl(meshconfig, 'get', 'routes', '-o', 'json'));
+    const is = (type) => (o) => o.status?.conditions?.some((c) => c.type === type && c.status === 'True');
+    if (list.items.length > 0 && list.items.every(is('Applied')) && routes.items.every(is('Ready'))) return true;
     if (Date.now() > until) return false;
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -182,42 +202,24 @@ async function main() {
     listen.replace(/:\d+$/, `:${serving.port}`),
   ];
   for (const node of nodes) mkdirSync(join(home, 'nodes', node, 'root'), { recursive: true });
-  await Promise.all(
-    nodes.map((node) =>
-      start(
-        node,
-        'mesh-agent.js',
-        [
-          'run',
-          '--state-dir',
-          join(home, 'nodes', node, 'state'),
-          '--root',
-          join(home, 'nodes', node, 'root'),
-          '--name',
-          node,
-          '--site',
-          'local',
-          '--config',
-          meshconfig,
-          '--stop-services-on-exit',
-          '--reconcile-interval',
-          '2s',
-          '--heartbeat-interval',
-          '5s',
-        ],
-        (e) => e.msg === 'Started agent',
-      ),
-    ),
-  );
+  await Promise.all(nodes.map((node) => startAgent(node, meshconfig, serving.url)));
   process.stdout.write(meshctl(meshconfig, 'apply', '-f', 'manifests/examples/'));
   if (!(await converged(meshconfig, 60_000)))
-    console.error('npm start: the nodes did not converge within 60 s; see `meshctl get assignments`');
+    console.error(
+      'npm start: the nodes did not converge within 60 s; see `meshctl get assignments` and `meshctl get routes`',
+    );
   console.log(`\nA local mesh is running: the control plane at ${serving.url} and agents ${nodes.join(', ')}.\n`);
   if (!(await overlayPublished(meshconfig, 20_000)))
     console.error('npm start: not every node has its overlay address and key yet; see `meshctl get nodes -o wide`');
   console.log(meshctl(meshconfig, 'get', 'nodes', '-o', 'wide'));
   console.log(NO_INTERFACES);
   console.log(meshctl(meshconfig, 'get', 'assignments'));
+  console.log(meshctl(meshconfig, 'get', 'routes'));
+  console.log(meshctl(meshconfig, 'status'));
+  console.log('The example route, served by node-a with a certificate from the mesh CA (the internal issuer):');
+  console.log(
+    `  curl --cacert ${join(home, 'control-plane', 'pki', 'ca.crt')} --resolve hello.mesh.test:8443:127.0.0.1 https://hello.mesh.test:8443/\n`,
+  );
   console.log(`Each node's files are under ${join(home, 'nodes', '<node>', 'root')}; logs in ${join(home, 'logs')}.`);
   console.log('Point meshctl (and kubectl) at it from another terminal:\n');
   console.log(`export MESHCONFIG=${meshconfig}`);

@@ -9,6 +9,7 @@
  * damaged record, or owned resources without a declaration. An agent must never start from an empty
  * declaration that would remove everything it owns.
  */
+import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { openStore, storeLogTo, type FileStore } from '../../api/store/index.ts';
 import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
@@ -22,6 +23,7 @@ import {
   wrap,
   type AgentIdentity,
   type ConnectionState,
+  type HeldMaterial,
   type OutboxItem,
   type ReceivedDeclaration,
 } from './records.ts';
@@ -54,6 +56,10 @@ export interface AgentStore {
   inventory(): InventoryEntry[];
   /** Persists one change of the engine's inventory. */
   applyInventoryChange(change: InventoryChange): Promise<void>;
+  /** The certificate material the agent holds, by Certificate name. */
+  materials(): HeldMaterial[];
+  saveMaterial(m: HeldMaterial): Promise<void>;
+  deleteMaterial(name: string): Promise<void>;
   outbox(): OutboxItem[];
   /** Adds an item (dropping the oldest beyond the limit); resolves with how many were dropped. */
   enqueue(item: Omit<OutboxItem, 'name'>): Promise<number>;
@@ -64,6 +70,9 @@ export interface AgentStore {
 /** Opens the agent's store in `<stateDir>/store`, refusing a damaged one (see the module comment). */
 export async function openAgentStore(opts: AgentStoreOptions): Promise<AgentStore> {
   const dir = join(opts.stateDir, 'store');
+  // It holds the node's credential and its certificates' private keys: the agent's alone.
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
   let store: FileStore;
   try {
     store = await openStore({
@@ -166,6 +175,16 @@ class StoreAccess implements AgentStore {
       if ('delete' in op) await this.#delete(PLURAL.inventory, op.delete);
       else await this.#put(PLURAL.inventory, 'OwnedResource', op.put, op.record);
     }
+  }
+
+  materials(): HeldMaterial[] {
+    return this.#store.list(PLURAL.materials).items.map((o) => o.spec as HeldMaterial);
+  }
+  saveMaterial(m: HeldMaterial): Promise<void> {
+    return this.#put(PLURAL.materials, 'HeldMaterial', m.name, m);
+  }
+  deleteMaterial(name: string): Promise<void> {
+    return this.#delete(PLURAL.materials, name);
   }
 
   outbox(): OutboxItem[] {

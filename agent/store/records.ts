@@ -13,8 +13,9 @@ export const AGENT_API_VERSION = 'agent.meshctl.dev/v1';
  * The agent-private plurals of its store. Typed as plain strings: they hold the agent's own records (e.g.
  * ReceivedDeclaration under `declarations`), not the API kinds the store's typed plurals name.
  */
-export const PLURAL: Readonly<Record<'declarations' | 'inventory' | 'settings' | 'outbox', string>> = {
+export const PLURAL: Readonly<Record<'declarations' | 'inventory' | 'settings' | 'outbox' | 'materials', string>> = {
   declarations: 'declarations',
+  materials: 'materials',
   inventory: 'inventory',
   settings: 'settings',
   outbox: 'outbox',
@@ -46,6 +47,22 @@ export interface ConnectionState {
 export interface ReceivedDeclaration {
   object: Declaration;
   receivedAt: string;
+}
+
+/**
+ * A Certificate's material as the agent last fetched it from the control plane (issue 10 contract §5): kept
+ * so the node goes on serving its routes across its own restarts with the control plane down.
+ */
+export interface HeldMaterial {
+  /** The Certificate's name. */
+  name: string;
+  cert: string;
+  key: string;
+  ca: string;
+  notBefore: string;
+  notAfter: string;
+  /** When the agent fetched it. */
+  fetchedAt: string;
 }
 
 /** Something that happened on the node, kept until it has been reported as an Event. */

@@ -24,6 +24,8 @@ export interface ReportState {
   appliedGeneration(): number | undefined;
   /** The agent's part of Node.status.overlay (agent/overlay/overlay-status.ts); absent: not reported. */
   overlay?(): Promise<unknown>;
+  /** The certificates the node holds (Node.status.certificates). */
+  certificates?(): Array<{ name: string; notAfter: string }>;
 }
 
 /** Options of `createReporter`. */
@@ -137,11 +139,13 @@ export function createReporter(opts: ReporterOptions): Reporter {
       logger.error('Failed to read overlay status', { node, error: (e as Error).message });
       return undefined;
     });
+    const certificates = opts.state.certificates?.();
     const status = {
       controlPlaneLastContact: now,
       agentVersion: opts.agentVersion,
       declaration,
       ...(overlay ? { overlay } : {}),
+      ...(certificates ? { certificates } : {}),
     };
     const send = (): Promise<unknown> => client.patch('nodes', node, { status }, { subresource: 'status' });
     let missing = false;

@@ -12,6 +12,10 @@ import { createReporter, type Reporter, type ReporterOptions } from './reporter.
 /** Options of `createSync`. */
 export interface SyncOptions extends ReporterOptions {
   heartbeatIntervalMs: number;
+  /** Runs before each heartbeat (the agent fetches certificate material then). Must not throw. */
+  beforeHeartbeat?: () => Promise<unknown>;
+  /** Runs after each heartbeat, reachable or not (the agent writes its clock file then). Must not throw. */
+  afterHeartbeat?: () => Promise<unknown>;
   /** Called for every Declaration seen; decides whether it is new (persist, acknowledge, reconcile). */
   onDeclaration(obj: Declaration): Promise<void>;
   backoff?: { initialMs?: number; maxMs?: number };
@@ -38,7 +42,9 @@ export function createSync(opts: SyncOptions): Sync {
   let stopped = false;
 
   const beat = async (): Promise<void> => {
+    await opts.beforeHeartbeat?.();
     await reporter.heartbeat();
+    await opts.afterHeartbeat?.();
     if (opts.reach.reachable() === true) {
       await reporter.reportDeclaration();
       if (opts.store.outbox().length > 0) await reporter.flushOutbox();

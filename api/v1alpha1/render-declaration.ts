@@ -19,6 +19,8 @@
  *   Declaration) and never otherwise. It is not the metadata.generation, which the store owns and assigns;
  *   owner records use spec.generation too, and the agent reports the spec.generation it holds
  *   (status.receivedGeneration), so the two are compared on one scale without guessing the store's.
+ * - The node's Routes render after all assignments (render-routes.ts), owned by `route.<name>`; they have no
+ *   owner record.
  * - The node's WireGuard resource (overlay.ts), when it is on the overlay, comes last, owned by no assignment.
  */
 import { isDeepStrictEqual } from 'node:util';
@@ -71,6 +73,8 @@ export interface RenderInput {
   assignments: readonly Assignment[];
   modules: ReadonlyMap<string, Module>;
   current?: Declaration;
+  /** The resources of the node's Routes (render-routes.ts), rendered after every assignment's. */
+  routeResources?: readonly DeclaredResource[];
   /** The node's overlay resource (overlay.ts `renderOverlay`), rendered last; none: the node is not on the overlay. */
   overlay?: DeclaredResource;
 }
@@ -198,7 +202,10 @@ export function renderDeclaration(input: RenderInput): Rendering {
     const held = heldBy.get(owner) ?? [];
     return { owner, held, selection: select(a, input.modules, held, previous[owner]) };
   });
-  const resources = picked.flatMap((p) => ('resources' in p.selection ? p.selection.resources : []));
+  const resources = [
+    ...picked.flatMap((p) => ('resources' in p.selection ? p.selection.resources : [])),
+    ...(input.routeResources ?? []),
+  ];
   if (input.overlay) resources.push(input.overlay);
   const changed = !current || !isDeepStrictEqual(current.spec.resources, resources);
   const generation = changed ? (current?.spec.generation ?? 0) + 1 : current.spec.generation;

@@ -1,6 +1,7 @@
 // Issue 3's local mesh (`npm start` = hack/local-mesh.mjs) end to end: the real script over a private build
 // of dist/ (see cli-harness.ts: parallel test files never share a dist/), MESHCTL_HOME in a temp dir.
-// It prints `export MESHCONFIG=…`; meshctl then lists the three nodes; the greeter writes on node-a (and not
+// It prints `export MESHCONFIG=…`; meshctl then lists the three nodes; node-a serves the example route over
+// HTTPS and the recovery clock is printed; the greeter writes on node-a (and not
 // on node-c); killing the control plane stops no greeter; Enter starts it again and the agents reconnect;
 // SIGTERM stops every process it started.
 import { after, before, test } from 'node:test';
@@ -17,6 +18,7 @@ import { buildLocalMeshDir, childrenOf, expectOutput, LOCAL_NODES, startLocalMes
 import { REPO_ROOT } from '../harness.ts';
 import { logPath } from '../../agent/drivers/log-file.ts';
 import { cmdline, isRunning, pidsWithTag } from './mesh-helpers.ts';
+import { httpsGet } from './route-helpers.ts';
 
 let cli: BuiltCli & { dir: string };
 before(async () => {
@@ -68,6 +70,18 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
     assert.match(row, / 100\.64\.\d+\.\d+ +[A-Za-z0-9+/]{43}=/, `${n}'s overlay address and key:\n${mesh.stdout()}`);
   }
   assert.match(mesh.stdout(), /no interface is created here:\nthe three agents share this machine's network namespace/);
+
+  // The example route: node-a serves https://hello.mesh.test:8443 with a certificate from the mesh CA, and
+  // npm start printed the recovery clock (meshctl status).
+  const ca = readFileSync(join(home, 'control-plane', 'pki', 'ca.crt'), 'utf8');
+  const hello = await httpsGet(8443, 'hello.mesh.test', ca);
+  assert.equal(hello.status, 200);
+  assert.match(hello.body, /^hello from https at /);
+  assert.match(mesh.stdout(), /Outage budget: +\d+d/);
+  assert.match(
+    mesh.stdout(),
+    /curl --cacert \S+ca\.crt --resolve hello\.mesh\.test:8443:127\.0\.0\.1 https:\/\/hello\.mesh\.test:8443\//,
+  );
 
   // The greeter runs on node-a (and node-b), printing to its log file (the agent captures its output); node-c has none of it.
   const outLog = logPath(state('node-a'), 'greeter-on-node-a/service');
@@ -150,7 +164,11 @@ test('npm start: a second start is refused naming the first; Ctrl-C after kill -
   const services = LOCAL_NODES.flatMap((n) =>
     serviceRecords(mesh.state(n)).map((r) => ({ node: n, id: r.id, pid: r.pid })),
   );
-  assert.deepEqual(services.map((s) => s.id).sort(), ['greeter-on-node-a/service', 'greeter-on-node-b/service']);
+  assert.deepEqual(services.map((s) => s.id).sort(), [
+    'greeter-on-node-a/service',
+    'greeter-on-node-b/service',
+    'hello-web-on-node-a/service',
+  ]);
   assert.ok(services.every((s) => isRunning(s.pid)));
   const agentA = (JSON.parse(readFileSync(join(mesh.state('node-a'), 'agent.json'), 'utf8')) as { pid: number }).pid;
   process.kill(agentA, 'SIGKILL');

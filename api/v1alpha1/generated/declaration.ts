@@ -3,7 +3,7 @@
  * Change the schema and run `npm run gen`.
  */
 import type { Condition, ObjectMeta } from '../../meta/types.ts';
-import type { DependsOn, DirectorySpec, FileSpec, HostResourceId, ServiceSpec, WireGuardSpec } from './host-resource.ts';
+import type { DependsOn, DirectorySpec, FileSpec, HostResourceId, HttpsProxySpec, ServiceSpec, WireGuardSpec } from './host-resource.ts';
 
 /**
  * One host resource and the assignment that owns it.
@@ -12,7 +12,7 @@ export type DeclaredResource =
   | {
       id: HostResourceId;
       /**
-       * Name of the owning Assignment.
+       * Name of the owning Assignment, or route.<name> for the resources rendered from a Route.
        */
       owner: string;
       /**
@@ -26,7 +26,7 @@ export type DeclaredResource =
   | {
       id: HostResourceId;
       /**
-       * Name of the owning Assignment.
+       * Name of the owning Assignment, or route.<name> for the resources rendered from a Route.
        */
       owner: string;
       /**
@@ -40,7 +40,7 @@ export type DeclaredResource =
   | {
       id: HostResourceId;
       /**
-       * Name of the owning Assignment.
+       * Name of the owning Assignment, or route.<name> for the resources rendered from a Route.
        */
       owner: string;
       /**
@@ -54,7 +54,7 @@ export type DeclaredResource =
   | {
       id: HostResourceId;
       /**
-       * Name of the owning Assignment.
+       * Name of the owning Assignment, or route.<name> for the resources rendered from a Route.
        */
       owner: string;
       /**
@@ -63,6 +63,20 @@ export type DeclaredResource =
       version?: string;
       kind: 'WireGuard';
       spec: WireGuardSpec;
+      dependsOn?: DependsOn;
+    }
+  | {
+      id: HostResourceId;
+      /**
+       * Name of the owning Assignment, or route.<name> for the resources rendered from a Route.
+       */
+      owner: string;
+      /**
+       * The module version the owner's resources were rendered from. A new version is a new resource (and so a new generation) even when nothing else changed; a Service also gets it as MESHCTL_MODULE_VERSION in its env, so it restarts.
+       */
+      version?: string;
+      kind: 'HttpsProxy';
+      spec: HttpsProxySpec;
       dependsOn?: DependsOn;
     };
 

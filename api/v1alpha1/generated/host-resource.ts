@@ -16,14 +16,14 @@ export type HostResourceId = string;
  * This interface was referenced by `HostResource`'s JSON-Schema
  * via the `definition` "HostResourceKind".
  */
-export type HostResourceKind = 'Directory' | 'File' | 'Service' | 'WireGuard';
+export type HostResourceKind = 'Directory' | 'File' | 'Service' | 'WireGuard' | 'HttpsProxy';
 /**
  * The spec of one host resource, by kind. Modules carry them as templates; the control plane renders them into a node's Declaration; the agent applies them in order.
  *
  * This interface was referenced by `HostResource`'s JSON-Schema
  * via the `definition` "HostResourceSpec".
  */
-export type HostResourceSpec = DirectorySpec | FileSpec | ServiceSpec | WireGuardSpec;
+export type HostResourceSpec = DirectorySpec | FileSpec | ServiceSpec | WireGuardSpec | HttpsProxySpec;
 /**
  * When to restart the process after it exits: always (default), on-failure (non-zero exit or signal) or never.
  */
@@ -181,4 +181,44 @@ export type WireGuardPeer = {
    * Keepalive interval in seconds (0 or omitted: off).
    */
   persistentKeepalive?: number;
+};
+/**
+ * A public name the agent serves (rendered from a Route): TLS terminated by SNI on httpsPort with the certificate and key files, requests forwarded to 127.0.0.1:port; on httpPort, ACME HTTP-01 challenges answered and everything else redirected to https.
+ *
+ * This interface was referenced by `HostResource`'s JSON-Schema
+ * via the `definition` "HttpsProxySpec".
+ */
+export type HttpsProxySpec = {
+  /**
+   * The name served (matched against SNI and the Host header).
+   */
+  host: string;
+  /**
+   * The local TCP port on 127.0.0.1 requests are forwarded to.
+   */
+  port: number;
+  /**
+   * Name of the Certificate (its ACME challenges are fetched from the control plane under it).
+   */
+  certificate: string;
+  /**
+   * The certificate chain (PEM) to serve.
+   */
+  certFile: string;
+  /**
+   * Its private key (PEM).
+   */
+  keyFile: string;
+  /**
+   * TCP port of the TLS listener; default 443.
+   */
+  httpsPort?: number;
+  /**
+   * TCP port of the plain-HTTP listener (ACME challenges, redirect to https); default 80.
+   */
+  httpPort?: number;
+  /**
+   * Address both listeners bind to; default 0.0.0.0 (all IPv4 addresses).
+   */
+  listen?: string;
 };

@@ -26,6 +26,14 @@ export type NodeSpec = {
    * Underlay host:port where other nodes reach this node's WireGuard. A node is on the overlay (the control plane renders its WireGuard interface) once it has one, an overlay address and a published public key.
    */
   endpoint?: string;
+  /**
+   * TCP port the node's agent serves its Routes on with TLS; default 443.
+   */
+  httpsPort?: number;
+  /**
+   * TCP port the node's agent answers ACME HTTP-01 challenges on and redirects to https from; default 80.
+   */
+  httpPort?: number;
 };
 /**
  * The node's last-known state, as reported by its agent and observed by the control plane.
@@ -86,7 +94,7 @@ export type NodeStatus = {
     peers?: OverlayPeerStatus[];
   };
   /**
-   * Certificates the node holds and serves. (Planned: not built yet; nothing fills or acts on this.)
+   * Certificates the node holds and serves (written by its agent).
    */
   certificates?: {
     /**

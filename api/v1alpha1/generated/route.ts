@@ -5,7 +5,7 @@
 import type { Condition, ObjectMeta } from '../../meta/types.ts';
 
 /**
- * A public name served by a node (a route is a grant): the control plane provisions its Certificate. (Planned: routes are accepted and stored, but no controller or agent acts on them yet.)
+ * A public name served by a node (a route is a grant): the control plane provisions its Certificate.
  */
 export type Route = {
   apiVersion: 'meshctl.dev/v1alpha1';
