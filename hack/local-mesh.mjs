@@ -225,7 +225,7 @@ async function main() {
   console.log(`export MESHCONFIG=${meshconfig}`);
   console.log(`export PATH=${join(dist, 'bin')}:$PATH\n`);
   console.log(
-    `Then try: meshctl get nodes; meshctl logs node-a -f (the greeter's output, which its agent also keeps in ${join(home, 'nodes', 'node-a', 'state', 'logs')});`,
+    `Then try: meshctl get nodes; meshctl logs node-a greeter-on-node-a/service -f (the greeter's output, which its agent also keeps in ${join(home, 'nodes', 'node-a', 'state', 'logs')});`,
   );
   console.log(
     `kill the control plane (kill -9 ${children[0].child.pid}) and watch the greeter keep writing, then press Enter`,

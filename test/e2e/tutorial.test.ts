@@ -72,8 +72,8 @@ test('the README tutorial as written: outage, drift, an agent cold start, the re
   for (const n of LOCAL_NODES) assert.equal(g0[n][0], g0[n][1], `${n}: DESIRED = APPLIED`);
   for (const n of LOCAL_NODES) assert.equal(g0[n][2], 'Applied');
   const asg = await table(mesh, 'assignments');
-  assert.deepEqual([...asg.keys()], ['greeter-on-node-a', 'greeter-on-node-b']);
-  for (const cells of asg.values()) assert.deepEqual(cells.slice(3, 5), ['1.0.0', 'True']);
+  assert.deepEqual([...asg.keys()], ['greeter-on-node-a', 'greeter-on-node-b', 'hello-web-on-node-a']);
+  for (const [name, cells] of asg) assert.deepEqual(cells.slice(3, 5), ['1.0.0', 'True'], name);
   assert.equal(
     await appliedMessage(mesh, 'greeter-on-node-a'),
     'True node "node-a" applied all 3 resources of version 1.0.0',
@@ -81,7 +81,7 @@ test('the README tutorial as written: outage, drift, an agent cold start, the re
   await waitFor(
     async () =>
       /^hello from the greeter module, version 1\.0\.0 at \S+Z$/m.test(
-        (await meshctl(mesh, ['logs', 'node-a'])).stdout,
+        (await meshctl(mesh, ['logs', 'node-a', 'greeter-on-node-a/service'])).stdout,
       ),
     10_000,
     "the greeter's lines in meshctl logs node-a",
@@ -189,7 +189,8 @@ async function rollout(
   assert.deepEqual(rolled['node-c'], g0['node-c'], 'node-c is left alone');
   assert.deepEqual(readdirSync(join(mesh.home, 'nodes', 'node-c', 'root')), []);
   const asg = await table(mesh, 'assignments');
-  for (const cells of asg.values()) assert.deepEqual(cells.slice(3, 5), ['1.1.0', 'True']);
+  for (const name of ['greeter-on-node-a', 'greeter-on-node-b'])
+    assert.deepEqual(asg.get(name)?.slice(3, 5), ['1.1.0', 'True'], name);
   assert.equal(
     await appliedMessage(mesh, 'greeter-on-node-a'),
     'True node "node-a" applied all 3 resources of version 1.1.0',
@@ -200,7 +201,7 @@ async function rollout(
   for (const [i, pid] of now.entries()) assert.notEqual(pid, greeters[i], 'the greeter was restarted');
   await waitFor(
     async () => {
-      const log = (await meshctl(mesh, ['logs', 'node-a'])).stdout;
+      const log = (await meshctl(mesh, ['logs', 'node-a', 'greeter-on-node-a/service'])).stdout;
       return /^--- \S+ starting .*\n(?:.*\n)*?hello from the greeter module, version 1\.1\.0 at \S+Z$/m.test(log);
     },
     10_000,
