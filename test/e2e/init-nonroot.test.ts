@@ -128,7 +128,10 @@ describe('meshctl init as a normal user', () => {
     chownSync(home, USER_UID, AS_ROOT ? USER_UID : process.getgid!());
     const env = { PATH: `${prefix}/bin:${dirname(process.execPath)}:/usr/bin:/bin`, HOME: home };
     const stateDir = join(home, '.meshctl', 'agent');
-    t.after(() => {
+    let agent: Awaited<ReturnType<typeof spawnAgentProgram>> | undefined;
+    // One hook, in this order: the agent first (it writes its state dir while it runs), then its services, then the files.
+    t.after(async () => {
+      await agent?.kill('SIGKILL');
       killServices(stateDir);
       rmSync(dir, { recursive: true, force: true });
     });
@@ -147,10 +150,8 @@ describe('meshctl init as a normal user', () => {
     const printed = /^ {7}(\S.* run --state-dir .*)$/m.exec(init.stdout)?.[1];
     assert.equal(printed, `${prefix}/bin/mesh-agent run --state-dir ${stateDir} --root ${root}`, init.stdout);
 
-    const agent = await spawnAgentProgram([...AS_USER, ...printed.split(' ')], { cwd: home, env });
-    t.after(async () => {
-      await agent.kill('SIGKILL');
-    });
+    agent = await spawnAgentProgram([...AS_USER, ...printed.split(' ')], { cwd: home, env });
+    const running = agent;
     const nodes = await waitFor(
       async () => {
         const r = await runAs(['meshctl', 'get', 'nodes'], home, env);
@@ -159,7 +160,7 @@ describe('meshctl init as a normal user', () => {
       60_000,
       'node cp-1 Applied',
     ).catch((e: Error) => {
-      throw new Error(`${e.message}\n${agent.output().slice(-4000)}`);
+      throw new Error(`${e.message}\n${running.output().slice(-4000)}`);
     });
     assert.match(nodes, /^cp-1\s+True\s/m);
     const assignments = (await runAs(['meshctl', 'get', 'assignments'], home, env)).stdout;

@@ -65,7 +65,7 @@ spec:
  * Mesh too: its status records the recovery clock and backups, and creating the sample Backup takes one
  * (api/server/backup/).
  */
-const CONTROLLED = new Set(['nodes', 'assignments', 'declarations', 'certificates', 'meshes']);
+const CONTROLLED = new Set(['nodes', 'assignments', 'declarations', 'certificates', 'routes', 'meshes']);
 
 /**
  * Every object but Events (controllers add those), as `plural/name` → what must not change: its uid and
