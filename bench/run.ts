@@ -2,13 +2,16 @@
  * The benchmark entry point (`npm run bench`): runs every benchmark of issues 2 (store, watch, CLI), 3 (agents) and 9 (list storm)
  * in its own child process, one after another, and writes bench/RESULTS.md with the date, the machine and every figure.
  * The benchmarks are not tests: they measure, print markdown, and say PASS/FAIL against the issue's targets.
+ * `npm run bench -- scale cli-startup` runs only the named benchmarks and replaces their sections in RESULTS.md
+ * (bench/lib/merge-results.ts), keeping the others' figures.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { runTsChild } from './lib/child.ts';
 import { cpuSnapshot, machineLines, otherCpu } from './lib/machine.ts';
+import { mergeSections } from './lib/merge-results.ts';
 
 const BENCH_DIR = import.meta.dirname;
 const SECTIONS = [
@@ -19,7 +22,11 @@ const SECTIONS = [
   'agent-reconcile.ts',
   'agent-rss.ts',
   'list-storm.ts',
+  'scale.ts',
 ];
+const only = process.argv.slice(2).map((a) => (a.endsWith('.ts') ? a : `${a}.ts`));
+const unknown = only.filter((f) => !SECTIONS.includes(f));
+if (unknown.length > 0) throw new Error(`unknown benchmark ${unknown.join(', ')}; known: ${SECTIONS.join(', ')}`);
 
 function load(): string {
   return loadavg()
@@ -55,11 +62,11 @@ const t0 = performance.now();
 const loadBefore = load();
 const cpuBefore = cpuSnapshot();
 const results = [];
-for (const file of SECTIONS) results.push(await section(file));
+for (const file of only.length > 0 ? only : SECTIONS) results.push(await section(file));
 const cpuAfter = cpuSnapshot();
 const texts = results.map((r) => r.text);
 const doc = [
-  '# Benchmarks (issues 2, 3 and 9)',
+  '# Benchmarks (issues 2, 3, 9 and 14)',
   '',
   `Measured by \`npm run bench\` (\`tsx bench/run.ts\`) on ${started.toISOString()}, all side by side in one run of`,
   `${((performance.now() - t0) / 1000).toFixed(0)} s. Each benchmark runs in its own Node process (and each store contender in its own).`,
@@ -78,7 +85,12 @@ const doc = [
   '',
   ...texts.flatMap((t) => [t, '']),
 ].join('\n');
-writeFileSync(join(BENCH_DIR, 'RESULTS.md'), doc);
-process.stdout.write(doc);
+const resultsFile = join(BENCH_DIR, 'RESULTS.md');
+const written =
+  only.length > 0
+    ? mergeSections(readFileSync(resultsFile, 'utf8'), texts, `load average before: ${loadBefore}; after: ${load()}`)
+    : doc;
+writeFileSync(resultsFile, written);
+process.stdout.write(written);
 process.stderr.write(`bench: wrote ${join(BENCH_DIR, 'RESULTS.md')}\n`);
 if (!results.every((r) => r.ok)) process.exitCode = 1;
