@@ -14,13 +14,15 @@ export interface ScaleRow {
   heartbeatCpu: number;
   heartbeatsPerSec: number;
   rss: { idle: number; steady: number; peakBeforeKill: number; peakAfterRestart: number };
-  fanout: { applied: LatencySummary; allMs: number[] };
+  fanout: { applied: LatencySummary; allMs: number[]; failed?: string };
   solo: LatencySummary;
   getAll: LatencySummary;
   getOne: LatencySummary;
   herd: { servingMs: number; allBackMs: number; left: number; agentsReachable: number };
   /** 1-minute load average at the end of this N. */
   load: number;
+  /** What did not complete (a phase that timed out), in words. */
+  problems: string[];
 }
 
 /** How the run was set up. */
@@ -70,6 +72,7 @@ function table(rows: ScaleRow[]): string[] {
 
 /** The targets of issue 14, judged at the largest N. */
 function targets(rows: ScaleRow[]): string[] {
+  if (rows.length === 0) return ['No N completed: every target **FAIL**.'];
   const r = rows.reduce((a, b) => (b.n > a.n ? b : a));
   const rss = Math.max(r.rss.peakBeforeKill, r.rss.peakAfterRestart);
   return [
@@ -77,7 +80,7 @@ function targets(rows: ScaleRow[]): string[] {
     '',
     `- control-plane peak RSS ${mib(rss)} MiB ≤ 1,024 MiB: ${verdict(rss <= 1024)}`,
     `- heartbeat CPU ${pct(r.heartbeatCpu)} ≤ 25 % of one core: ${verdict(r.heartbeatCpu <= 25)}`,
-    `- all-nodes change applied p99 ${ms(r.fanout.applied.p99)} ms ≤ 5,000 ms: ${verdict(r.fanout.applied.p99 <= 5000)}`,
+    `- all-nodes change applied p99 ${ms(r.fanout.applied.p99)} ms ≤ 5,000 ms: ${verdict(r.fanout.applied.p99 <= 5000 && !r.fanout.failed)}`,
     `- one node's change p99 ${ms(r.solo.p99)} ms ≤ 200 ms (regardless of N): ${verdict(rows.every((x) => x.solo.p99 <= 200))}`,
     `- \`meshctl get nodes\` (${r.n} rows) p50 ${ms(r.getAll.p50)} ms ≤ 1,000 ms: ${verdict(r.getAll.p50 <= 1000)}`,
     `- after SIGKILL and restart, every Node Reachable in ${s(r.herd.allBackMs)} s ≤ 60 s, none stuck: ${verdict(r.herd.allBackMs <= 60_000 && r.herd.left === 0)}`,
@@ -85,7 +88,7 @@ function targets(rows: ScaleRow[]): string[] {
 }
 
 /** The section. */
-export function renderScale(rows: ScaleRow[], set: ScaleSettings): string {
+export function renderScale(rows: ScaleRow[], set: ScaleSettings, failed: string[]): string {
   return [
     '## 8. Scale: one control plane, N simulated agents (issue 14)',
     '',
@@ -99,6 +102,9 @@ export function renderScale(rows: ScaleRow[], set: ScaleSettings): string {
     '**This machine was shared with other work during the run: the figures are upper bounds.**',
     '',
     ...table(rows),
+    '',
+    ...rows.flatMap((r) => r.problems.map((p) => `- N = ${r.n}: **did not complete**: ${p}`)),
+    ...failed.map((f) => `- **FAIL**: ${f}`),
     '',
     ...targets(rows),
   ].join('\n');
