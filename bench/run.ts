@@ -1,5 +1,6 @@
 /**
- * The benchmark entry point (`npm run bench`): runs every benchmark of issues 2 (store, watch, CLI), 3 (agents) and 9 (list storm)
+ * The benchmark entry point (`npm run bench`): runs every benchmark of issues 2 (store, watch, CLI), 3 (agents), 9 (list storm)
+ * and 14 (scale: N simulated agents, bench/scale.ts)
  * in its own child process, one after another, and writes bench/RESULTS.md with the date, the machine and every figure.
  * The benchmarks are not tests: they measure, print markdown, and say PASS/FAIL against the issue's targets.
  * `npm run bench -- scale cli-startup` runs only the named benchmarks and replaces their sections in RESULTS.md
