@@ -87,10 +87,13 @@ const doc = [
   ...texts.flatMap((t) => [t, '']),
 ].join('\n');
 const resultsFile = join(BENCH_DIR, 'RESULTS.md');
-const written =
-  only.length > 0
-    ? mergeSections(readFileSync(resultsFile, 'utf8'), texts, `load average before: ${loadBefore}; after: ${load()}`)
-    : doc;
+/** A partial run's merge: its sections in place of their namesakes, and the Targets list made again from all sections. */
+function merged(previous: string): string {
+  const doc = mergeSections(previous, texts, `load average before: ${loadBefore}; after: ${load()}`);
+  const all = doc.split(/\n(?=## \d+\.)/).slice(1);
+  return doc.replace(/^## Targets\n\n[^]*?\n\n(?=## )/m, `## Targets\n\n${verdicts(all).join('\n')}\n\n`);
+}
+const written = only.length > 0 ? merged(readFileSync(resultsFile, 'utf8')) : doc;
 writeFileSync(resultsFile, written);
 process.stdout.write(written);
 process.stderr.write(`bench: wrote ${join(BENCH_DIR, 'RESULTS.md')}\n`);
