@@ -28,9 +28,13 @@ const MODULE = 'scale';
 const SOLO = 'solo';
 const HEARTBEAT_MS = 10_000;
 const LOG_EVERY_MS = 30_000;
-const FANOUT_ROUNDS = 3;
-const SOLO_ROUNDS = 10;
+const FANOUT_ROUNDS = 2;
+const SOLO_ROUNDS = 5;
 const HERD_TIMEOUT_MS = 180_000;
+/** `SCALE_BUDGET_S`: the whole run's time budget; every wait is cut to it, and an N that cannot start is reported. */
+const DEADLINE = Date.now() + Number(process.env.SCALE_BUDGET_S ?? 86_400) * 1000;
+/** `ms`, or what is left of the budget when that is less. */
+const within = (ms: number): number => Math.max(1000, Math.min(ms, DEADLINE - Date.now()));
 
 function fanoutModule(round: number, resourceVersion?: string): Module {
   return {
@@ -63,7 +67,7 @@ async function fanout(client: HttpClient, tracker: RoundTracker, stored: KubeObj
   const applied: number[] = [];
   const all: number[] = [];
   for (let r = 1; r <= FANOUT_ROUNDS; r++) {
-    const done = tracker.expect(r, 60_000 + n * 12);
+    const done = tracker.expect(r, within(60_000 + n * 12));
     const t0 = performance.now();
     stored = await client.update('modules', fanoutModule(r, rvOf(stored)));
     try {
@@ -85,7 +89,7 @@ async function solo(client: HttpClient, stored: KubeObject): Promise<number[]> {
   for (let r = 1; r <= SOLO_ROUNDS; r++) {
     const t0 = performance.now();
     stored = await client.update('modules', soloModule(SOLO, r, rvOf(stored)));
-    await waitSoloApplied(client, simNodeName(0), r, 30_000);
+    await waitSoloApplied(client, simNodeName(0), r, within(30_000));
     out.push(performance.now() - t0);
     await sleep(200);
   }
@@ -109,7 +113,7 @@ async function measureN(n: number): Promise<ScaleRow> {
     const idleCpu = await cpuPercent(mesh.cp.pid, HEARTBEAT_MS);
     const idleRss = memoryOf(mesh.cp.pid).rssMiB;
     await tracker.open(client, (await client.list('meshes')).metadata.resourceVersion);
-    const ready = tracker.expect(0, 180_000 + n * 40);
+    const ready = tracker.expect(0, within(180_000 + n * 40));
     let stored: KubeObject = await client.create('modules', fanoutModule(0));
     const soloStored = await client.create('modules', soloModule(SOLO, 0));
     const a = { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Assignment' } as const;
@@ -119,7 +123,7 @@ async function measureN(n: number): Promise<ScaleRow> {
       spec: { module: SOLO, node: simNodeName(0) },
     });
     mesh.startAgents();
-    const upMs = await agentsUp(mesh, 180_000 + n * 40);
+    const upMs = await agentsUp(mesh, within(180_000 + n * 40));
     await ready.catch((e: unknown) => problems.push(`round 0 (setup): ${(e as Error).message}`));
     const setupMs = performance.now() - setup0;
     await sleep(HEARTBEAT_MS);
@@ -146,7 +150,7 @@ async function measureN(n: number): Promise<ScaleRow> {
     await mesh.restart();
     const servingMs = performance.now() - herd0;
     client = createClient(mesh.cp.config);
-    const back = await waitAllBack(client, killedAt, herd0, HERD_TIMEOUT_MS);
+    const back = await waitAllBack(client, killedAt, herd0, within(HERD_TIMEOUT_MS));
     const agentsBack = mesh.agents();
     return {
       n,
@@ -185,13 +189,27 @@ export async function scaleSection(): Promise<string> {
         .map((l) => l.toFixed(1))
         .join('/'),
     );
+    if (DEADLINE - Date.now() < 90_000) {
+      failed.push(`N = ${n} was not run: the time budget (SCALE_BUDGET_S) ran out`);
+      continue;
+    }
     try {
       rows.push(await measureN(n));
     } catch (e) {
       failed.push(`N = ${n} did not complete: ${(e as Error).message}`);
     }
   }
-  return renderScale(rows, { built, heartbeatMs: HEARTBEAT_MS, logEveryMs: LOG_EVERY_MS, loads }, failed);
+  return renderScale(
+    rows,
+    {
+      built,
+      heartbeatMs: HEARTBEAT_MS,
+      logEveryMs: LOG_EVERY_MS,
+      loads,
+      rounds: { fanout: FANOUT_ROUNDS, solo: SOLO_ROUNDS },
+    },
+    failed,
+  );
 }
 
 if (isMain(import.meta.url)) {

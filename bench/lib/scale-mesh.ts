@@ -94,7 +94,7 @@ export async function startScaleMesh(opts: ScaleMeshOptions): Promise<ScaleMesh>
           (w) =>
             new Promise<void>((resolve) => {
               if (w.exitCode !== null || w.signalCode !== null) return resolve();
-              const force = setTimeout(() => w.kill('SIGKILL'), 60_000);
+              const force = setTimeout(() => w.kill('SIGKILL'), 20_000);
               w.once('exit', () => {
                 clearTimeout(force);
                 resolve();

@@ -32,6 +32,7 @@ export interface ScaleSettings {
   logEveryMs: number;
   /** Load averages (1/5/15) when each N started. */
   loads: string[];
+  rounds: { fanout: number; solo: number };
 }
 
 const s = (x: number): string => (Number.isFinite(x) ? (x / 1000).toFixed(1) : 'n/a');
@@ -99,6 +100,9 @@ export function renderScale(rows: ScaleRow[], set: ScaleSettings, failed: string
     `applying, outbox) over an in-memory store, each with its own credential; heartbeat every ${set.heartbeatMs / 1000} s`,
     `(Mesh.spec.heartbeatInterval's default), two log lines shipped every ${set.logEveryMs / 1000} s per agent. meshctl is the`,
     `esbuild bundle (${set.built}). Load average (1/5/15 min) when each N started: ${set.loads.join('; ')}.`,
+    `${set.rounds.fanout} rounds of the all-nodes change (one File's content), ${set.rounds.solo} of the one-node change (a second`,
+    'Module assigned to node-00000 only); the herd is timed from the SIGKILL (Node lists polled every 2 s).',
+    'The control plane runs from source through tsx (spawnControlPlane), as in the other sections.',
     '**This machine was shared with other work during the run: the figures are upper bounds.**',
     '',
     ...table(rows),
