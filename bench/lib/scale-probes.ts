@@ -68,13 +68,17 @@ export function timeMeshctl(meshconfig: string, args: string[], check: (out: str
   return ms;
 }
 
-/** Nodes not yet seen again after `sinceMs` (status.lastSeen earlier, or not Reachable=True). */
+/**
+ * Nodes not yet back after `sinceMs`: no heartbeat written since (status.controlPlaneLastContact, the agent's time —
+ * the same machine's clock here; the stored lastSeen may lag a persist interval behind by design), or not
+ * Reachable=True.
+ */
 export async function nodesNotBack(client: Client, sinceMs: number): Promise<number> {
   const nodes = (await client.list('nodes')).items;
   return nodes.filter((n) => {
-    const seen = Date.parse(n.status?.lastSeen ?? '');
+    const beat = Date.parse(n.status?.controlPlaneLastContact ?? '');
     const reachable = findCondition(n.status?.conditions, 'Reachable')?.status === 'True';
-    return !(seen >= sinceMs - 1000 && reachable);
+    return !(beat >= sinceMs && reachable);
   }).length;
 }
 

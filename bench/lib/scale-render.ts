@@ -47,11 +47,16 @@ function table(rows: ScaleRow[]): string[] {
     `|---|${rows.map(() => '---').join('|')}|`,
     line('setup: fixture, start, all agents up and round 0 applied (s)', (r) => s(r.setupMs)),
     line('agents all reachable after their start (s)', (r) => s(r.upMs)),
-    line('control-plane CPU idle (N nodes stored, no agent), % of a core', (r) => pct(r.idleCpu)),
+    line('control-plane CPU in its first 10 s, no agent yet (controllers render N Declarations), % of a core', (r) =>
+      pct(r.idleCpu),
+    ),
     line('control-plane CPU with N agents heartbeating, % of a core', (r) => `**${pct(r.heartbeatCpu)}**`),
     line('heartbeats per second', (r) => r.heartbeatsPerSec.toFixed(0)),
     line('control-plane CPU per heartbeat (incl. its watch, status and log traffic)', cpuPerBeat),
-    line('control-plane RSS idle / steady (MiB)', (r) => `${mib(r.rss.idle)} / ${mib(r.rss.steady)}`),
+    line(
+      'control-plane RSS after 10 s / with N agents heartbeating (MiB)',
+      (r) => `${mib(r.rss.idle)} / ${mib(r.rss.steady)}`,
+    ),
     line(
       'control-plane peak RSS before the kill / after the restart (MiB)',
       (r) => `**${mib(r.rss.peakBeforeKill)}** / **${mib(r.rss.peakAfterRestart)}**`,
@@ -65,7 +70,10 @@ function table(rows: ScaleRow[]): string[] {
     line('`meshctl get nodes` (N rows) p50 / max (ms)', (r) => `**${ms(r.getAll.p50)}** / ${ms(r.getAll.max)}`),
     line('`meshctl get nodes <one>` p50 / max (ms)', (r) => `${ms(r.getOne.p50)} / ${ms(r.getOne.max)}`),
     line('herd: SIGKILL → restarted and serving (s)', (r) => s(r.herd.servingMs)),
-    line('herd: SIGKILL → every Node Reachable, seen again (s)', (r) => `**${s(r.herd.allBackMs)}**`),
+    line(
+      'herd: SIGKILL → every Node Reachable with a heartbeat written after the kill (s)',
+      (r) => `**${s(r.herd.allBackMs)}**`,
+    ),
     line('herd: Nodes not back at the end / agents reachable', (r) => `${r.herd.left} / ${r.herd.agentsReachable}`),
     line('load average (1 min) at the end of this N', (r) => r.load.toFixed(1)),
   ];
