@@ -31,8 +31,13 @@ const LOG_EVERY_MS = 30_000;
 const FANOUT_ROUNDS = 2;
 const SOLO_ROUNDS = 5;
 const HERD_TIMEOUT_MS = 180_000;
-/** `SCALE_BUDGET_S`: the whole run's time budget; every wait is cut to it, and an N that cannot start is reported. */
-const DEADLINE = Date.now() + Number(process.env.SCALE_BUDGET_S ?? 86_400) * 1000;
+/**
+ * `SCALE_DEADLINE` (a date) or `SCALE_BUDGET_S` (seconds from now): when the run must end; every wait is cut to
+ * it, and an N that cannot start before it is reported as not run.
+ */
+const DEADLINE = process.env.SCALE_DEADLINE
+  ? Date.parse(process.env.SCALE_DEADLINE)
+  : Date.now() + Number(process.env.SCALE_BUDGET_S ?? 86_400) * 1000;
 /** `ms`, or what is left of the budget when that is less. */
 const within = (ms: number): number => Math.max(1000, Math.min(ms, DEADLINE - Date.now()));
 
@@ -192,7 +197,7 @@ export async function scaleSection(): Promise<string> {
         .join('/'),
     );
     if (DEADLINE - Date.now() < 90_000) {
-      failed.push(`N = ${n} was not run: the time budget (SCALE_BUDGET_S) ran out`);
+      failed.push(`N = ${n} was not run: the time budget (SCALE_DEADLINE / SCALE_BUDGET_S) ran out`);
       continue;
     }
     try {
