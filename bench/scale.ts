@@ -118,7 +118,9 @@ async function measureN(n: number): Promise<ScaleRow> {
     const idleCpu = await cpuPercent(mesh.cp.pid, HEARTBEAT_MS);
     const idleRss = memoryOf(mesh.cp.pid).rssMiB;
     await tracker.open(client, (await client.list('meshes')).metadata.resourceVersion);
-    const ready = tracker.expect(0, within(180_000 + n * 40));
+    const ready = tracker
+      .expect(0, within(180_000 + n * 40))
+      .catch((e: unknown) => void problems.push(`round 0 (setup): ${(e as Error).message}`));
     let stored: KubeObject = await client.create('modules', fanoutModule(0));
     const soloStored = await client.create('modules', soloModule(SOLO, 0));
     const a = { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Assignment' } as const;
@@ -129,7 +131,7 @@ async function measureN(n: number): Promise<ScaleRow> {
     });
     mesh.startAgents();
     const upMs = await agentsUp(mesh, within(180_000 + n * 40));
-    await ready.catch((e: unknown) => problems.push(`round 0 (setup): ${(e as Error).message}`));
+    await ready;
     const setupMs = performance.now() - setup0;
     await sleep(HEARTBEAT_MS);
     const heartbeatCpu = await cpuPercent(mesh.cp.pid, 2 * HEARTBEAT_MS);

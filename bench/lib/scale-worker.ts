@@ -45,7 +45,7 @@ const report = setInterval(() => {
     started: agents.length,
     total: input.nodes.length,
   };
-  process.send?.(out);
+  if (process.connected) process.send?.(out);
 }, 1000);
 process.on('message', (m) => {
   if (m !== 'stop') return;
