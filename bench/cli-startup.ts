@@ -1,6 +1,8 @@
 /**
  * Benchmark 3: CLI start-up. Wall time of `node dist/meshctl.js --config <meshconfig> get nodes` against a
- * running control plane holding 10 Nodes, versus `kubectl version --client`, run alternately N times each.
+ * running control plane holding 10 Nodes, versus `kubectl version --client`, run alternately N times each; and
+ * (issue 14) `meshctl get nodes <one>` beside `kubectl get nodes <one>` against the same server and bare `node -e 0`,
+ * with `meshctl --help` (start-up and bundle load, no network) to show where the time goes.
  * Run alone: `node --import tsx bench/cli-startup.ts` prints the markdown section.
  */
 import { spawnSync } from 'node:child_process';
@@ -93,6 +95,16 @@ export async function cliStartupSection(): Promise<string> {
         argv: [process.execPath, MESHCTL, '--help'],
         check: (o) => o.includes('Usage'),
       },
+      {
+        label: '`meshctl get nodes <one>`',
+        argv: [process.execPath, MESHCTL, '--config', cp.meshconfigPath, 'get', 'nodes', names[0]],
+        check: (o) => o.includes(names[0]),
+      },
+      {
+        label: '`kubectl get nodes <one>` (same server)',
+        argv: ['kubectl', '--kubeconfig', cp.meshconfigPath, 'get', 'nodes', names[0]],
+        check: (o) => o.includes(names[0]),
+      },
     ];
     const samples = alternate(contenders).map((s) => summarize(s));
     return render(contenders, samples, built, cp.url);
@@ -132,7 +144,22 @@ function render(contenders: Contender[], s: LatencySummary[], built: string, url
     ),
     '',
     `Ratio meshctl / kubectl: **${ratio.toFixed(2)}×** (mean), ${ratioP50.toFixed(2)}× (p50). Target (issue 2): ≤ 2× — ${verdict(ratio <= 2)}.`,
+    '',
+    ...oneNode(s),
   ].join('\n');
+}
+
+/** Issue 14: `meshctl get nodes <one>` against bare `node -e 0` (rows 2, 4), with kubectl's figure beside it (row 5). */
+function oneNode(s: LatencySummary[]): string[] {
+  const [node, help, one, kube] = [s[2], s[3], s[4], s[5]];
+  const ratio = one.p50 / node.p50;
+  return [
+    `\`meshctl get nodes <one>\` / \`node -e 0\`: **${ratio.toFixed(2)}×** (p50; ${(one.mean / node.mean).toFixed(2)}× mean); ` +
+      `\`kubectl get nodes <one>\` / \`node -e 0\`: ${(kube.p50 / node.p50).toFixed(2)}× (p50); meshctl / kubectl: ${(one.p50 / kube.p50).toFixed(2)}× (p50).`,
+    `Where meshctl's time goes (p50): Node's own start-up ${ms(node.p50)} ms, loading the bundle and parsing flags ` +
+      `+${ms(help.p50 - node.p50)} ms, the TLS connection, request and printing +${ms(one.p50 - help.p50)} ms.`,
+    `Target (issue 14): \`meshctl get nodes <one>\` ≤ 1.10× \`node -e 0\` — ${verdict(ratio <= 1.1)}.`,
+  ];
 }
 
 if (isMain(import.meta.url)) {

@@ -1,14 +1,18 @@
 /**
- * The benchmark entry point (`npm run bench`): runs every benchmark of issues 2 (store, watch, CLI), 3 (agents), 9 (list storm) and 11 (restore drill)
+ * The benchmark entry point (`npm run bench`): runs every benchmark of issues 2 (store, watch, CLI), 3 (agents), 9 (list storm),
+ * 11 (restore drill) and 14 (scale: N simulated agents, bench/scale.ts)
  * in its own child process, one after another, and writes bench/RESULTS.md with the date, the machine and every figure.
  * The benchmarks are not tests: they measure, print markdown, and say PASS/FAIL against the issue's targets.
+ * `npm run bench -- scale cli-startup` runs only the named benchmarks and replaces their sections in RESULTS.md
+ * (bench/lib/merge-results.ts), keeping the others' figures.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { runTsChild } from './lib/child.ts';
 import { cpuSnapshot, machineLines, otherCpu } from './lib/machine.ts';
+import { mergeSections } from './lib/merge-results.ts';
 
 const BENCH_DIR = import.meta.dirname;
 const SECTIONS = [
@@ -20,7 +24,11 @@ const SECTIONS = [
   'agent-rss.ts',
   'list-storm.ts',
   'restore-drill.ts',
+  'scale.ts',
 ];
+const only = process.argv.slice(2).map((a) => (a.endsWith('.ts') ? a : `${a}.ts`));
+const unknown = only.filter((f) => !SECTIONS.includes(f));
+if (unknown.length > 0) throw new Error(`unknown benchmark ${unknown.join(', ')}; known: ${SECTIONS.join(', ')}`);
 
 function load(): string {
   return loadavg()
@@ -56,11 +64,11 @@ const t0 = performance.now();
 const loadBefore = load();
 const cpuBefore = cpuSnapshot();
 const results = [];
-for (const file of SECTIONS) results.push(await section(file));
+for (const file of only.length > 0 ? only : SECTIONS) results.push(await section(file));
 const cpuAfter = cpuSnapshot();
 const texts = results.map((r) => r.text);
 const doc = [
-  '# Benchmarks (issues 2, 3, 9 and 11)',
+  '# Benchmarks (issues 2, 3, 9, 11 and 14)',
   '',
   `Measured by \`npm run bench\` (\`tsx bench/run.ts\`) on ${started.toISOString()}, all side by side in one run of`,
   `${((performance.now() - t0) / 1000).toFixed(0)} s. Each benchmark runs in its own Node process (and each store contender in its own).`,
@@ -79,7 +87,15 @@ const doc = [
   '',
   ...texts.flatMap((t) => [t, '']),
 ].join('\n');
-writeFileSync(join(BENCH_DIR, 'RESULTS.md'), doc);
-process.stdout.write(doc);
+const resultsFile = join(BENCH_DIR, 'RESULTS.md');
+/** A partial run's merge: its sections in place of their namesakes, and the Targets list made again from all sections. */
+function merged(previous: string): string {
+  const doc = mergeSections(previous, texts, `load average before: ${loadBefore}; after: ${load()}`);
+  const all = doc.split(/\n(?=## \d+\.)/).slice(1);
+  return doc.replace(/^## Targets\n\n[^]*?\n\n(?=## )/m, `## Targets\n\n${verdicts(all).join('\n')}\n\n`);
+}
+const written = only.length > 0 ? merged(readFileSync(resultsFile, 'utf8')) : doc;
+writeFileSync(resultsFile, written);
+process.stdout.write(written);
 process.stderr.write(`bench: wrote ${join(BENCH_DIR, 'RESULTS.md')}\n`);
 if (!results.every((r) => r.ok)) process.exitCode = 1;

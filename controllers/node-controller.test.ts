@@ -337,3 +337,34 @@ test("nextNodeStatus sets only the controller's fields and keeps what the agent 
     'conditions',
   ]);
 });
+
+test('lastSeen is persisted lazily, like a Lease: most heartbeats cost no write, and what the store holds at a crash is less than one persist interval stale and never in the future', async (t) => {
+  // Grace period 40 s (the default): the persist interval is 20 s. Heartbeats every 7 s for 77 s.
+  const persistMs = 20 * S;
+  const { clock, writes, stop } = await startController(t);
+  await createNode('lease');
+  await waitCondition('lease', 'Reachable', 'Unknown');
+  const before = writes('lease');
+  let last = 0;
+  for (let i = 0; i < 12; i++) {
+    if (i > 0) clock.advance(7 * S);
+    last = clock.now();
+    await heartbeat('lease');
+    await quiet();
+    await eventually(async () => {
+      const stored = Date.parse((await statusOf('lease')).lastSeen ?? '');
+      assert.ok(last - stored < persistMs, `heartbeat ${i}: stored lastSeen ${iso(stored)} vs heard ${iso(last)}`);
+      assert.ok(stored <= clock.now(), `heartbeat ${i}: stored lastSeen ${iso(stored)} is not in the future`);
+    });
+  }
+  const sent = writes('lease') - before;
+  assert.ok(sent >= 4 && sent <= 5, `12 heartbeats 7 s apart cost ${sent} status writes, one per 20 s and the first`);
+  // The controller's memory is lost (as at a SIGKILL); the store has what it persisted.
+  await stop();
+  const stored = Date.parse((await statusOf('lease')).lastSeen ?? '');
+  assert.ok(
+    last - stored < persistMs && stored <= last,
+    `after the stop: ${iso(stored)} for a last heartbeat at ${iso(last)}`,
+  );
+  assert.equal((await conditionOf('lease', 'Reachable'))?.status, 'True');
+});

@@ -11,6 +11,12 @@
  * declaration.desiredGeneration (from the Declaration, known even while the node is down) and its two
  * conditions. It looks again exactly when a reachable node's grace period would run out (requeueAfter),
  * and never touches a node's assignments or Declaration: an unreachable node keeps its modules (ADR 0036).
+ *
+ * lastSeen is kept like a Kubernetes node Lease: the time of the last heartbeat lives in memory
+ * (HeartbeatTracker) and decides reachability; the stored lastSeen is rewritten only once it is a persist
+ * interval (`lastSeenPersistMs`) behind it, or with a change that is written anyway — so a heartbeat that
+ * changes nothing else costs the controller no write, and after a SIGKILL the stored lastSeen is stale by
+ * less than one persist interval (and, being an observed time, never in the future).
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Client } from '../api/client/types.ts';
@@ -33,7 +39,16 @@ import { createController, type Controller, type Reconciler, type Result } from 
 import { informersFor, type ControllerOptions, type Informers } from './runtime/manager.ts';
 
 /** Options of createNodeController. */
-export type NodeControllerOptions = ControllerOptions;
+export interface NodeControllerOptions extends ControllerOptions {
+  /**
+   * How far the stored lastSeen may lag the last heartbeat observed (see the module comment). Default: 30 s, or
+   * half the grace period when that is shorter.
+   */
+  lastSeenPersistMs?: number;
+}
+
+/** The default of NodeControllerOptions.lastSeenPersistMs. */
+export const LAST_SEEN_PERSIST_MS = 30_000;
 
 /** The informers the controller reads from. */
 type Caches = Informers<'nodes' | 'declarations' | 'meshes'>;
@@ -47,7 +62,14 @@ export function createNodeController(opts: NodeControllerOptions): Controller {
   caches.nodes.addEventHandler((type, obj) => {
     heartbeats.observe(type, obj.metadata.name ?? '', obj.status?.controlPlaneLastContact);
   });
-  const reconciler = new NodeReconciler({ client: manager.client, caches, heartbeats, logger: manager.logger, clock });
+  const reconciler = new NodeReconciler({
+    client: manager.client,
+    caches,
+    heartbeats,
+    logger: manager.logger,
+    clock,
+    persistMs: opts.lastSeenPersistMs,
+  });
   return createController({
     name: 'node',
     reconciler,
@@ -72,6 +94,20 @@ function lastHeartbeat(heard: number | undefined, lastSeen: string | undefined, 
   if (heard !== undefined) return heard;
   const stored = lastSeen === undefined ? NaN : Date.parse(lastSeen);
   return Number.isNaN(stored) ? undefined : Math.min(stored, now);
+}
+
+/**
+ * The lastSeen to store: the observed heartbeat `heard` once the stored one is `persistMs` or more behind it (or
+ * absent), else the stored one unchanged.
+ */
+export function lastSeenToStore(
+  heard: number | undefined,
+  stored: string | undefined,
+  persistMs: number,
+): string | undefined {
+  if (heard === undefined) return stored;
+  const at = stored === undefined ? NaN : Date.parse(stored);
+  return Number.isNaN(at) || heard - at >= persistMs || heard < at ? rfc3339(heard) : stored;
 }
 
 /** What the controller decided for one node, ready to be merged into its status. */
@@ -113,7 +149,8 @@ export function nextNodeStatus(status: NodeStatus, d: NodeDecision): NodeStatus 
     ...(reach !== 'Unknown' ? { reachable: reach === 'True' } : {}),
     since: findCondition(conditions, REACHABLE)!.lastTransitionTime,
     ...(d.lastSeen !== undefined ? { lastSeen: d.lastSeen } : {}),
-    ...(Object.keys(declaration).length > 0 ? { declaration } : {}),
+    // Kept when the agent wrote one, even empty: dropping it would rewrite the status at every heartbeat.
+    ...(Object.keys(declaration).length > 0 || current !== undefined ? { declaration } : {}),
     ...agent,
     conditions,
   };
@@ -126,8 +163,17 @@ class NodeReconciler implements Reconciler {
   private readonly heartbeats: HeartbeatTracker;
   private readonly logger: Logger;
   private readonly clock: Clock;
+  private readonly persistMs?: number;
 
-  constructor(opts: { client: Client; caches: Caches; heartbeats: HeartbeatTracker; logger: Logger; clock: Clock }) {
+  constructor(opts: {
+    client: Client;
+    caches: Caches;
+    heartbeats: HeartbeatTracker;
+    logger: Logger;
+    clock: Clock;
+    persistMs?: number;
+  }) {
+    this.persistMs = opts.persistMs;
     this.client = opts.client;
     this.caches = opts.caches;
     this.heartbeats = opts.heartbeats;
@@ -157,16 +203,19 @@ class NodeReconciler implements Reconciler {
       declarationApplied: findCondition(decl?.status?.conditions, 'Applied'),
       agentHoldsCurrent: decl !== undefined && decl.status?.observedGeneration === decl.metadata.generation,
     });
-    const lastSeen = heard !== undefined ? rfc3339(heard) : status.lastSeen;
-    const next = nextNodeStatus(status, {
-      lastSeen,
-      reachable: reach,
-      declaration,
-      desiredGeneration: decl?.spec.generation,
-      generation: node.metadata.generation ?? 0,
-      now: rfc3339(now),
-    });
-    if (!isDeepStrictEqual(status, next)) await this.write(node, next);
+    const persistMs = this.persistMs ?? Math.min(LAST_SEEN_PERSIST_MS, graceMs / 2);
+    const decide = (lastSeen: string | undefined): NodeStatus =>
+      nextNodeStatus(status, {
+        lastSeen,
+        reachable: reach,
+        declaration,
+        desiredGeneration: decl?.spec.generation,
+        generation: node.metadata.generation ?? 0,
+        now: rfc3339(now),
+      });
+    const lazy = decide(lastSeenToStore(heard, status.lastSeen, persistMs));
+    // A write that happens anyway carries the freshest lastSeen.
+    if (!isDeepStrictEqual(status, lazy)) await this.write(node, decide(lastSeenToStore(heard, status.lastSeen, 0)));
     return reach.recheckInMs !== undefined ? { requeueAfter: Math.max(1, Math.ceil(reach.recheckInMs)) } : undefined;
   }
 

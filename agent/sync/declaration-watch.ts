@@ -17,6 +17,9 @@ import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
 import type { Logger } from '../engine/types.ts';
 import type { Reachability } from './reachability.ts';
 
+/** The default jitter of the reconnect delays (see DeclarationWatchOptions.backoff). */
+export const RECONNECT_JITTER = 0.5;
+
 /** Options of `startDeclarationWatch`. */
 export interface DeclarationWatchOptions {
   client: Client;
@@ -24,8 +27,11 @@ export interface DeclarationWatchOptions {
   reach: Reachability;
   logger: Logger;
   onDeclaration(obj: Declaration): Promise<void>;
-  /** Reconnect delays: `initialMs * 2^n` up to `maxMs`. Default 250 ms and 5 s. */
-  backoff?: { initialMs?: number; maxMs?: number };
+  /**
+   * Reconnect delays: `initialMs * 2^n` up to `maxMs`, each shortened by a random part of at most `jitter` (0 to 1).
+   * Default 250 ms, 5 s and 0.5: the agents of a mesh whose control plane restarted do not all retry at once.
+   */
+  backoff?: { initialMs?: number; maxMs?: number; jitter?: number; random?: () => number };
   /** Default 60 s (the server sends a bookmark or heartbeat every 15 s). */
   idleTimeoutMs?: number;
   clock?: Clock;
@@ -48,7 +54,12 @@ export function startDeclarationWatch(opts: DeclarationWatchOptions): Declaratio
     clock: opts.clock,
     logger,
     logFields: { node },
-    backoff: { baseMs: opts.backoff?.initialMs ?? 250, maxMs: opts.backoff?.maxMs ?? 5000 },
+    backoff: {
+      baseMs: opts.backoff?.initialMs ?? 250,
+      maxMs: opts.backoff?.maxMs ?? 5000,
+      jitter: opts.backoff?.jitter ?? RECONNECT_JITTER,
+      random: opts.backoff?.random,
+    },
     idleTimeoutMs: opts.idleTimeoutMs ?? 60_000,
     async onList(items) {
       for (const item of items) await opts.onDeclaration(item);

@@ -27,8 +27,11 @@ export interface ListWatchOptions<T extends KubeObject = KubeObject> {
   logger?: Logger;
   /** Fields added to each of its log lines (e.g. `{ node }`). */
   logFields?: LogFields;
-  /** Retry delays after failures: `baseMs * 2^n` up to `maxMs`. Default 250 ms and 30 s. */
-  backoff?: { baseMs?: number; maxMs?: number };
+  /**
+   * Retry delays after failures: `baseMs * 2^n` up to `maxMs`, each shortened by a random part of at most `jitter`
+   * (0 to 1, api/meta/clock.ts Backoff). Default 250 ms, 30 s, no jitter.
+   */
+  backoff?: { baseMs?: number; maxMs?: number; jitter?: number; random?: () => number };
   /** When > 0, a stream without any event for this long is closed and reopened. */
   idleTimeoutMs?: number;
   /** Starts with a watch from now instead of a list (`get -w --watch-only`); a 410 still relists. */
@@ -71,7 +74,13 @@ export function startListWatch<T extends KubeObject = KubeObject>(opts: ListWatc
   const logger = opts.logger ?? silentLogger;
   const fields = { plural: opts.plural, ...opts.logFields };
   const selectors = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
-  const backoff = new Backoff({ baseMs: opts.backoff?.baseMs ?? 250, maxMs: opts.backoff?.maxMs ?? 30_000 });
+  const b = opts.backoff;
+  const backoff = new Backoff({
+    baseMs: b?.baseMs ?? 250,
+    maxMs: b?.maxMs ?? 30_000,
+    jitter: b?.jitter,
+    random: b?.random,
+  });
   const onFailure =
     opts.onFailure ?? ((error, retryInMs) => logger.error('List or watch failed', { ...fields, error, retryInMs }));
   let rv = '';

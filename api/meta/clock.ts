@@ -47,23 +47,49 @@ function backoffDelay(baseMs: number, maxMs: number, failures: number): number {
   return failures >= 52 ? maxMs : Math.min(baseMs * 2 ** failures, maxMs);
 }
 
-/** Exponential backoff delays: `baseMs * 2^n` after n failures, capped at `maxMs`; `reset()` after progress. */
+/** Options of `Backoff`. */
+export interface BackoffOptions {
+  baseMs: number;
+  maxMs: number;
+  /**
+   * From 0 (default) to 1: each delay is drawn uniformly from `[d * (1 - jitter), d]`, d the exponential delay, so
+   * that many clients that failed together (a restarted server) do not retry together.
+   */
+  jitter?: number;
+  /** The source of randomness in [0, 1) (default Math.random; tests pass their own). */
+  random?: () => number;
+}
+
+/** `delayMs` shortened by a random part of at most `jitter` of it (see BackoffOptions.jitter). */
+export function jittered(delayMs: number, jitter: number, random: () => number = Math.random): number {
+  return delayMs * (1 - jitter * random());
+}
+
+/**
+ * Exponential backoff delays: `baseMs * 2^n` after n failures, capped at `maxMs`, optionally jittered
+ * (BackoffOptions.jitter); `reset()` after progress.
+ */
 export class Backoff {
   private count = 0;
   private readonly baseMs: number;
   private readonly maxMs: number;
+  private readonly jitter: number;
+  private readonly random: () => number;
 
-  constructor(opts: { baseMs: number; maxMs: number }) {
+  constructor(opts: BackoffOptions) {
     this.baseMs = opts.baseMs;
     this.maxMs = opts.maxMs;
+    this.jitter = opts.jitter ?? 0;
+    this.random = opts.random ?? Math.random;
+    if (!(this.jitter >= 0 && this.jitter <= 1)) throw new Error(`jitter must be from 0 to 1, got ${opts.jitter}`);
   }
 
   /** The delay before the next attempt; counts one more failure. */
   next(): number {
-    return backoffDelay(this.baseMs, this.maxMs, this.count++);
+    return jittered(backoffDelay(this.baseMs, this.maxMs, this.count++), this.jitter, this.random);
   }
 
-  /** The delay `next()` would return, without counting a failure. */
+  /** The longest delay `next()` could return (the un-jittered one), without counting a failure. */
   peek(): number {
     return backoffDelay(this.baseMs, this.maxMs, this.count);
   }

@@ -1,0 +1,91 @@
+// The agent's Declaration watch reconnects with jittered backoff by default (RECONNECT_JITTER): on the fake clock,
+// against a port nobody listens on, the first retry comes within [250 * (1 - 0.5), 250] ms as the random draw
+// says, so the agents of a restarted control plane do not all come back in the same millisecond.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { createClient } from '../../api/client/http-client.ts';
+import type { Client } from '../../api/client/types.ts';
+import { FakeClock, settle } from '../../api/meta/fake-clock.ts';
+import { silentLogger } from '../../api/meta/logger.ts';
+import { startDeclarationWatch } from './declaration-watch.ts';
+import type { Reachability } from './reachability.ts';
+
+/** A loopback port that refuses connections (listened on, then closed). */
+async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
+
+/** Reachability that only counts failures (the watch's own behaviour is what is tested). */
+function countingReach(): Reachability & { failures: number } {
+  const r = {
+    failures: 0,
+    succeeded() {},
+    failed() {
+      r.failures++;
+      return true;
+    },
+    reachable: () => false,
+    unreachableSince: () => undefined,
+    lastContact: () => undefined,
+    unreachableSeconds: () => 0,
+    onReturn() {},
+    close() {},
+  };
+  return r;
+}
+
+async function until(what: string, cond: () => boolean, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
+    await settle();
+  }
+}
+
+/** Runs the watch with `random` and returns the attempts seen after advancing the fake clock by each of `steps`. */
+async function attemptsAfter(random: () => number, steps: number[]): Promise<number[]> {
+  const real = createClient({ server: `http://127.0.0.1:${await closedPort()}` });
+  let lists = 0;
+  const client: Client = { ...real, list: (plural, opts) => (lists++, real.list(plural, opts)) };
+  const clock = new FakeClock();
+  const reach = countingReach();
+  const watch = startDeclarationWatch({
+    client,
+    node: 'a',
+    reach,
+    logger: silentLogger,
+    onDeclaration: async () => {},
+    clock,
+    backoff: { random },
+  });
+  const seen: number[] = [];
+  try {
+    await until('the first attempt failed', () => reach.failures === 1);
+    for (const ms of steps) {
+      clock.advance(ms);
+      const before = reach.failures;
+      await settle(10);
+      if (lists > before) await until('the retry failed', () => reach.failures === lists);
+      seen.push(lists);
+    }
+  } finally {
+    await watch.stop();
+    real.close();
+  }
+  return seen;
+}
+
+test('with the default jitter the first retry comes after 125 ms when the draw says so, never before', async () => {
+  // random → 1: the shortest delay, 250 * (1 - 0.5) = 125 ms.
+  assert.deepEqual(await attemptsAfter(() => 0.999999, [124, 2]), [1, 2]);
+});
+
+test('with the default jitter the first retry waits the whole 250 ms when the draw says so', async () => {
+  // random → 0: the longest delay, 250 ms.
+  assert.deepEqual(await attemptsAfter(() => 0, [126, 123, 2]), [1, 1, 2]);
+});

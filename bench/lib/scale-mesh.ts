@@ -1,0 +1,111 @@
+/**
+ * The scale benchmark's mesh: one real `mesh-control-plane` (spawnControlPlane: HTTPS, the real store) over a
+ * data directory holding the bulk fixture (scale-fixture.ts), and `WORKERS` processes of simulated agents
+ * (scale-worker.ts) sharing the nodes out. Knows how to SIGKILL and restart the control plane on the same data
+ * directory and port, which the agents reconnect to.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnControlPlane, type ControlPlaneProcess } from '../../test/harness.ts';
+import { createScaleFixture, type NodeCredential } from './scale-fixture.ts';
+import type { ScaleWorkerInput, ScaleWorkerReport } from './scale-worker.ts';
+
+const WORKERS = 3;
+const WORKER = join(import.meta.dirname, 'scale-worker.ts');
+
+/** Options of `startScaleMesh`. */
+export interface ScaleMeshOptions {
+  nodes: number;
+  module: string;
+  heartbeatIntervalMs: number;
+  logEveryMs: number;
+  /** Every agent starts at a random time within this window. */
+  startSpreadMs: number;
+}
+
+/** The running mesh. */
+export interface ScaleMesh {
+  cp: ControlPlaneProcess;
+  credentials: NodeCredential[];
+  /** Starts the agents' processes. */
+  startAgents(): void;
+  /** How many agents are started and how many say the control plane is reachable (latest reports). */
+  agents(): ScaleWorkerReport;
+  /** SIGKILLs the control plane; resolves once it is gone. */
+  kill(): Promise<void>;
+  /** Starts the control plane again on the same data directory and address. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Creates the data directory and fixture (a first start makes the PKI, then the fixture is written), starts the control plane. */
+export async function startScaleMesh(opts: ScaleMeshOptions): Promise<ScaleMesh> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'meshctl-bench-scale-'));
+  const first = await spawnControlPlane({ dataDir });
+  await first.stop();
+  const credentials = await createScaleFixture(dataDir, opts.nodes, opts.module);
+  const cpArgs = { dataDir, timeoutMs: 120_000 };
+  let cp = await spawnControlPlane(cpArgs);
+  const listen = new URL(cp.url).host;
+  const workers: ChildProcess[] = [];
+  const reports = new Map<number, ScaleWorkerReport>();
+  const mesh: ScaleMesh = {
+    cp,
+    credentials,
+    startAgents() {
+      for (let w = 0; w < WORKERS; w++) {
+        const input: ScaleWorkerInput = {
+          config: { server: cp.config.server, caData: cp.config.caData },
+          heartbeatIntervalMs: opts.heartbeatIntervalMs,
+          logEveryMs: opts.logEveryMs,
+          startSpreadMs: opts.startSpreadMs,
+          nodes: credentials.filter((_, i) => i % WORKERS === w),
+        };
+        const file = join(dataDir, `worker-${w}.json`);
+        writeFileSync(file, JSON.stringify(input));
+        const child = fork(WORKER, [file], {
+          execArgv: ['--import', 'tsx'],
+          stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+        });
+        child.on('message', (m) => reports.set(w, m as ScaleWorkerReport));
+        workers.push(child);
+      }
+    },
+    agents() {
+      const all = [...reports.values()];
+      return {
+        reachable: all.reduce((s, r) => s + r.reachable, 0),
+        started: all.reduce((s, r) => s + r.started, 0),
+        total: opts.nodes,
+      };
+    },
+    async kill() {
+      await cp.kill();
+    },
+    async restart() {
+      cp = await spawnControlPlane({ ...cpArgs, listen });
+      mesh.cp = cp;
+    },
+    async stop() {
+      await Promise.all(
+        workers.map(
+          (w) =>
+            new Promise<void>((resolve) => {
+              if (w.exitCode !== null || w.signalCode !== null) return resolve();
+              const force = setTimeout(() => w.kill('SIGKILL'), 20_000);
+              w.once('exit', () => {
+                clearTimeout(force);
+                resolve();
+              });
+              w.send('stop');
+            }),
+        ),
+      );
+      await cp.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return mesh;
+}

@@ -1,0 +1,99 @@
+/**
+ * The scale benchmark's probes: control-plane CPU over a window, the latency of one node's change, the
+ * `meshctl get nodes` timings, and the thundering herd (every Node seen again after a restart).
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Client } from '../../api/client/types.ts';
+import { findCondition } from '../../api/meta/conditions.ts';
+import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
+import type { Module } from '../../api/v1alpha1/generated/module.ts';
+import { REPO_ROOT } from '../../test/harness.ts';
+import { sleep } from './load.ts';
+import { cpuSecondsOf } from './proc.ts';
+
+/** CPU seconds `pid` used over `windowMs` of wall time, as a percentage of one core. */
+export async function cpuPercent(pid: number, windowMs: number): Promise<number> {
+  const before = cpuSecondsOf(pid);
+  const t0 = performance.now();
+  await sleep(windowMs);
+  return ((cpuSecondsOf(pid) - before) * 100_000) / (performance.now() - t0);
+}
+
+/** The one-node Module: a File whose content names the round. */
+export function soloModule(name: string, round: number, resourceVersion?: string): Module {
+  return {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Module',
+    metadata: { name, ...(resourceVersion ? { resourceVersion } : {}) },
+    spec: {
+      version: `2.0.${round}`,
+      resources: [
+        { id: 'solo', kind: 'File', spec: { path: '/srv/solo.txt', content: `solo=${round}\n`, mode: '0644' } },
+      ],
+    },
+  };
+}
+
+const soloRound = (d: Declaration): number => {
+  for (const r of d.spec.resources) {
+    const m = r.kind === 'File' ? /^solo=(\d+)\n/.exec(r.spec.content ?? '') : null;
+    if (m) return Number(m[1]);
+  }
+  return -1;
+};
+
+/** Polls `node`'s Declaration every `everyMs` until it renders solo round `round` and reports it applied. */
+export async function waitSoloApplied(client: Client, node: string, round: number, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const d = await client.get('declarations', node);
+    if (soloRound(d) === round && d.status?.appliedGeneration === d.spec.generation) return;
+    if (performance.now() > deadline) throw new Error(`${node} did not apply solo round ${round} in ${timeoutMs} ms`);
+    await sleep(5);
+  }
+}
+
+/** Wall ms of `node dist/meshctl.js --config <meshconfig> ...args`, checked with `check` on its stdout. */
+export function timeMeshctl(meshconfig: string, args: string[], check: (out: string) => boolean): number {
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'dist', 'meshctl.js'), '--config', meshconfig, ...args], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
+  const ms = performance.now() - t0;
+  if (r.status !== 0 || !check(r.stdout))
+    throw new Error(`meshctl ${args.join(' ')} failed (${r.status}): ${r.stderr}`);
+  return ms;
+}
+
+/**
+ * Nodes not yet back after `sinceMs`: no heartbeat written since (status.controlPlaneLastContact, the agent's time —
+ * the same machine's clock here; the stored lastSeen may lag a persist interval behind by design), or not
+ * Reachable=True.
+ */
+export async function nodesNotBack(client: Client, sinceMs: number): Promise<number> {
+  const nodes = (await client.list('nodes')).items;
+  return nodes.filter((n) => {
+    const beat = Date.parse(n.status?.controlPlaneLastContact ?? '');
+    const reachable = findCondition(n.status?.conditions, 'Reachable')?.status === 'True';
+    return !(beat >= sinceMs && reachable);
+  }).length;
+}
+
+/** Polls (every 2 s) until every Node is seen again after `sinceMs`; returns ms after `t0` and the last count left. */
+export async function waitAllBack(
+  client: Client,
+  sinceMs: number,
+  t0: number,
+  timeoutMs: number,
+): Promise<{ ms: number; left: number }> {
+  let left = Infinity;
+  while (performance.now() - t0 < timeoutMs) {
+    left = await nodesNotBack(client, sinceMs).catch(() => Infinity);
+    if (left === 0) return { ms: performance.now() - t0, left };
+    await sleep(2000);
+  }
+  return { ms: NaN, left };
+}

@@ -1,0 +1,123 @@
+/**
+ * The markdown of the scale benchmark (bench/scale.ts): one column per N, the issue's targets judged at the
+ * largest N measured.
+ */
+import { ms, verdict, type LatencySummary } from './stats.ts';
+import { mib } from './proc.ts';
+
+/** Everything measured for one N. */
+export interface ScaleRow {
+  n: number;
+  setupMs: number;
+  upMs: number;
+  idleCpu: number;
+  heartbeatCpu: number;
+  heartbeatsPerSec: number;
+  rss: { idle: number; steady: number; peakBeforeKill: number; peakAfterRestart: number };
+  fanout: { applied: LatencySummary; allMs: number[]; failed?: string };
+  solo: LatencySummary;
+  getAll: LatencySummary;
+  getOne: LatencySummary;
+  herd: { servingMs: number; allBackMs: number; left: number; agentsReachable: number };
+  /** 1-minute load average at the end of this N. */
+  load: number;
+  /** What did not complete (a phase that timed out), in words. */
+  problems: string[];
+}
+
+/** How the run was set up. */
+export interface ScaleSettings {
+  built: string;
+  heartbeatMs: number;
+  logEveryMs: number;
+  /** Load averages (1/5/15) when each N started. */
+  loads: string[];
+  rounds: { fanout: number; solo: number };
+}
+
+const s = (x: number): string => (Number.isFinite(x) ? (x / 1000).toFixed(1) : 'n/a');
+const pct = (x: number): string => `${x.toFixed(1)} %`;
+
+/** Table rows: a label and one cell per N. */
+function table(rows: ScaleRow[]): string[] {
+  const line = (label: string, f: (r: ScaleRow) => string): string => `| ${label} | ${rows.map(f).join(' | ')} |`;
+  const cpuPerBeat = (r: ScaleRow): string => `${ms((r.heartbeatCpu * 10) / Math.max(1, r.heartbeatsPerSec))} ms`;
+  return [
+    `| N agents | ${rows.map((r) => `**${r.n}**`).join(' | ')} |`,
+    `|---|${rows.map(() => '---').join('|')}|`,
+    line('setup: fixture, start, all agents up and round 0 applied (s)', (r) => s(r.setupMs)),
+    line('agents all reachable after their start (s)', (r) => s(r.upMs)),
+    line('control-plane CPU in its first 10 s, no agent yet (controllers render N Declarations), % of a core', (r) =>
+      pct(r.idleCpu),
+    ),
+    line('control-plane CPU with N agents heartbeating, % of a core', (r) => `**${pct(r.heartbeatCpu)}**`),
+    line('heartbeats per second', (r) => r.heartbeatsPerSec.toFixed(0)),
+    line('control-plane CPU per heartbeat (incl. its watch, status and log traffic)', cpuPerBeat),
+    line(
+      'control-plane RSS after 10 s / with N agents heartbeating (MiB)',
+      (r) => `${mib(r.rss.idle)} / ${mib(r.rss.steady)}`,
+    ),
+    line(
+      'control-plane peak RSS before the kill / after the restart (MiB)',
+      (r) => `**${mib(r.rss.peakBeforeKill)}** / **${mib(r.rss.peakAfterRestart)}**`,
+    ),
+    line(
+      'all-nodes change: per-node applied p50 / p99 (ms)',
+      (r) => `${ms(r.fanout.applied.p50)} / **${ms(r.fanout.applied.p99)}**`,
+    ),
+    line('all-nodes change: until the last node applied, per round (s)', (r) => r.fanout.allMs.map(s).join(', ')),
+    line("one node's change: applied p50 / p99 (ms)", (r) => `${ms(r.solo.p50)} / **${ms(r.solo.p99)}**`),
+    line('`meshctl get nodes` (N rows) p50 / max (ms)', (r) => `**${ms(r.getAll.p50)}** / ${ms(r.getAll.max)}`),
+    line('`meshctl get nodes <one>` p50 / max (ms)', (r) => `${ms(r.getOne.p50)} / ${ms(r.getOne.max)}`),
+    line('herd: SIGKILL → restarted and serving (s)', (r) => s(r.herd.servingMs)),
+    line(
+      'herd: SIGKILL → every Node Reachable with a heartbeat written after the kill (s)',
+      (r) => `**${s(r.herd.allBackMs)}**`,
+    ),
+    line('herd: Nodes not back at the end / agents reachable', (r) => `${r.herd.left} / ${r.herd.agentsReachable}`),
+    line('load average (1 min) at the end of this N', (r) => r.load.toFixed(1)),
+  ];
+}
+
+/** The targets of issue 14, judged at the largest N. */
+function targets(rows: ScaleRow[]): string[] {
+  if (rows.length === 0) return ['No N completed: every target **FAIL**.'];
+  const r = rows.reduce((a, b) => (b.n > a.n ? b : a));
+  const rss = Math.max(r.rss.peakBeforeKill, r.rss.peakAfterRestart);
+  return [
+    `Targets (issue 14, at N = 5,000; judged here at N = ${r.n}${r.n < 5000 ? ', **smaller than the target N**' : ''}):`,
+    '',
+    `- control-plane peak RSS ${mib(rss)} MiB ≤ 1,024 MiB: ${verdict(rss <= 1024)}`,
+    `- heartbeat CPU ${pct(r.heartbeatCpu)} ≤ 25 % of one core: ${verdict(r.heartbeatCpu <= 25)}`,
+    `- all-nodes change applied p99 ${ms(r.fanout.applied.p99)} ms ≤ 5,000 ms: ${verdict(r.fanout.applied.p99 <= 5000 && !r.fanout.failed)}`,
+    `- one node's change p99 ${ms(r.solo.p99)} ms ≤ 200 ms (regardless of N): ${verdict(rows.every((x) => x.solo.p99 <= 200))}`,
+    `- \`meshctl get nodes\` (${r.n} rows) p50 ${ms(r.getAll.p50)} ms ≤ 1,000 ms: ${verdict(r.getAll.p50 <= 1000)}`,
+    `- after SIGKILL and restart, every Node Reachable in ${s(r.herd.allBackMs)} s ≤ 60 s, none stuck: ${verdict(r.herd.allBackMs <= 60_000 && r.herd.left === 0)}`,
+  ];
+}
+
+/** The section. */
+export function renderScale(rows: ScaleRow[], set: ScaleSettings, failed: string[]): string {
+  return [
+    '## 8. Scale: one control plane, N simulated agents (issue 14)',
+    '',
+    'One real `mesh-control-plane` (HTTPS, the real store, every controller) per N, over the bulk fixture',
+    '(`bench/lib/scale-fixture.ts`: N Nodes with credentials issued as `POST /join` issues them, and an Assignment of',
+    'one Module to each). The agents are simulated in 3 separate processes (`bench/lib/scale-worker.ts`) by the',
+    "agent's own link code (`agent/sync`: Node check, Declaration list+watch, heartbeat, Declaration status after",
+    `applying, outbox) over an in-memory store, each with its own credential; heartbeat every ${set.heartbeatMs / 1000} s`,
+    `(Mesh.spec.heartbeatInterval's default), two log lines shipped every ${set.logEveryMs / 1000} s per agent. meshctl is the`,
+    `esbuild bundle (${set.built}). Load average (1/5/15 min) when each N started: ${set.loads.join('; ')}.`,
+    `${set.rounds.fanout} rounds of the all-nodes change (one File's content), ${set.rounds.solo} of the one-node change (a second`,
+    'Module assigned to node-00000 only); the herd is timed from the SIGKILL (Node lists polled every 2 s).',
+    'The control plane runs from source through tsx (spawnControlPlane), as in the other sections.',
+    '**This machine was shared with other work during the run: the figures are upper bounds.**',
+    '',
+    ...table(rows),
+    '',
+    ...rows.flatMap((r) => r.problems.map((p) => `- N = ${r.n}: **did not complete**: ${p}`)),
+    ...failed.map((f) => `- **FAIL**: ${f}`),
+    '',
+    ...targets(rows),
+  ].join('\n');
+}

@@ -1,0 +1,134 @@
+/**
+ * One simulated mesh-agent for the scale benchmark: the agent's own link code (agent/sync: createSync, its
+ * reporter and Declaration watch, createReachability) over an in-memory AgentStore, so that on the wire it does
+ * exactly what `mesh-agent` does — GET/create its Node, list+watch its Declaration, heartbeat the Node status
+ * every interval, write the Declaration status after "applying", deliver its outbox — without a host to change:
+ * applying a Declaration marks every resource Applied at once. It also ships two service log lines every
+ * `logEveryMs` (`POST …/nodes/<node>/logs`), as the log shipper does for a quiet service.
+ */
+import { HttpTransport } from '../../api/client/http-transport.ts';
+import { createClient, type HttpClient } from '../../api/client/http-client.ts';
+import type { ClientConfig } from '../../api/client/types.ts';
+import { silentLogger } from '../../api/meta/logger.ts';
+import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
+import { logsPath } from '../../api/wire/log-wire.ts';
+import type { AgentStore, ConnectionState, OutboxItem } from '../../agent/store/agent-store.ts';
+import type { RunSummary } from '../../agent/sync/declaration-status.ts';
+import { createReachability, type Reachability } from '../../agent/sync/reachability.ts';
+import { createSync, type Sync } from '../../agent/sync/sync.ts';
+
+/** What a simulated agent needs. */
+export interface SimAgentOptions {
+  node: string;
+  config: ClientConfig;
+  heartbeatIntervalMs: number;
+  logEveryMs: number;
+  /** Called when the agent has applied a new generation (before its status write goes out). */
+  onApplied?(node: string, generation: number): void;
+}
+
+/** A running simulated agent. */
+export interface SimAgent {
+  reachable(): boolean | undefined;
+  appliedGeneration(): number | undefined;
+  stop(): Promise<void>;
+}
+
+/** The agent store's interface in memory: only the connection state, the declaration and the outbox are used. */
+function memoryStore(): AgentStore {
+  let connection: ConnectionState = {};
+  let decl: Declaration | undefined;
+  let outbox: OutboxItem[] = [];
+  let seq = 0;
+  const unused = (): never => {
+    throw new Error('not used by the simulated agent');
+  };
+  return {
+    dir: '',
+    identity: () => undefined,
+    saveIdentity: async () => unused(),
+    connection: () => connection,
+    updateConnection: async (patch) => {
+      connection = { ...connection, ...patch };
+    },
+    declaration: () => (decl ? { object: decl, receivedAt: '' } : undefined),
+    saveDeclaration: async (d) => {
+      decl = d;
+    },
+    inventory: () => [],
+    applyInventoryChange: async () => unused(),
+    outbox: () => outbox,
+    enqueue: async (item) => {
+      outbox.push({ ...item, name: String(seq++).padStart(8, '0') });
+      return 0;
+    },
+    dequeue: async (name) => {
+      outbox = outbox.filter((i) => i.name !== name);
+    },
+    materials: () => [], // no routes in the benchmark's mesh
+    saveMaterial: async () => unused(),
+    deleteMaterial: async () => unused(),
+    close: async () => {},
+  };
+}
+
+/** Starts one simulated agent in the background. */
+export function startSimAgent(opts: SimAgentOptions): SimAgent {
+  const { node } = opts;
+  const store = memoryStore();
+  const reach: Reachability = createReachability({ store, logger: silentLogger, node, server: opts.config.server });
+  const client: HttpClient = createClient(opts.config);
+  let run: RunSummary | undefined;
+  let applied: number | undefined;
+  const apply = (d: Declaration): void => {
+    const results = d.spec.resources.map((r) => ({
+      id: r.id,
+      kind: r.kind,
+      owner: r.owner ?? '',
+      action: 'noop' as const,
+      state: 'Applied' as const,
+    }));
+    run = { uid: d.metadata.uid, generation: d.metadata.generation ?? 0, results, at: new Date().toISOString() };
+    applied = d.spec.generation;
+    opts.onApplied?.(node, d.spec.generation);
+    // As the agent's afterRun: the Declaration status, then the Node status at once.
+    void sync.reporter.reportDeclaration().then(() => sync.reporter.heartbeat());
+  };
+  const sync: Sync = createSync({
+    client,
+    node,
+    store,
+    reach,
+    logger: silentLogger,
+    agentVersion: 'bench-sim',
+    heartbeatIntervalMs: opts.heartbeatIntervalMs,
+    state: { declaration: () => store.declaration()?.object, run: () => run, appliedGeneration: () => applied },
+    async onDeclaration(obj) {
+      if (store.declaration()?.object.spec.generation === obj.spec.generation) return;
+      await store.saveDeclaration(obj);
+      void sync.reporter.reportDeclaration();
+      setImmediate(() => apply(obj));
+    },
+  });
+  sync.start();
+  const logs = new HttpTransport({ config: opts.config });
+  let line = 0;
+  const ship = (): void => {
+    const time = new Date().toISOString();
+    const entries = [0, 1].map(() => ({ seq: ++line, service: 'bench/app', time, line: `line ${line} of ${node}` }));
+    if (reach.reachable() === true)
+      void logs.json({ method: 'POST', path: logsPath(node), body: { stream: 's1', entries } }).catch(() => {});
+  };
+  const logTimer = setInterval(ship, opts.logEveryMs);
+  return {
+    reachable: () => reach.reachable(),
+    appliedGeneration: () => applied,
+    async stop() {
+      clearInterval(logTimer);
+      reach.close();
+      await sync.stop();
+      client.close();
+      logs.close();
+    },
+  };
+}

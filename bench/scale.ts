@@ -1,0 +1,226 @@
+/**
+ * Benchmark 8 (issue 14): one control plane, N simulated agents. For each N (default 500, 1,000, 2,000, 5,000;
+ * `SCALE_NODES=50,200` to choose), side by side in one run: a fresh `mesh-control-plane` (HTTPS, real store) over
+ * the bulk fixture (bench/lib/scale-fixture.ts), agents in 3 processes (bench/lib/scale-worker.ts) doing what
+ * mesh-agent does on the wire, and then: control-plane CPU idle (N nodes stored, no agent yet) and while the
+ * agents only heartbeat; RSS; a change to one Module assigned to every node until every node reported it applied;
+ * one node's change until applied; `meshctl get nodes` and `meshctl get nodes <one>`; and the thundering herd —
+ * SIGKILL, restart, time until every Node is Reachable with a heartbeat written after the kill.
+ * Run alone: `node --import tsx bench/scale.ts` prints the markdown section.
+ */
+import { loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { createClient, type HttpClient } from '../api/client/http-client.ts';
+import type { KubeObject } from '../api/meta/types.ts';
+import type { Module } from '../api/v1alpha1/generated/module.ts';
+import { isMain } from './lib/child.ts';
+import { buildDist } from './lib/build-dist.ts';
+import { sleep } from './lib/load.ts';
+import { memoryOf } from './lib/proc.ts';
+import { contentOf, RoundTracker, rvOf, versionOf } from './lib/round-tracker.ts';
+import { simNodeName } from './lib/scale-fixture.ts';
+import { startScaleMesh, type ScaleMesh } from './lib/scale-mesh.ts';
+import { cpuPercent, soloModule, timeMeshctl, waitAllBack, waitSoloApplied } from './lib/scale-probes.ts';
+import { renderScale, type ScaleRow } from './lib/scale-render.ts';
+import { summarize } from './lib/stats.ts';
+
+const MODULE = 'scale';
+const SOLO = 'solo';
+const HEARTBEAT_MS = 10_000;
+const LOG_EVERY_MS = 30_000;
+const FANOUT_ROUNDS = 2;
+const SOLO_ROUNDS = 5;
+const HERD_TIMEOUT_MS = 180_000;
+/**
+ * `SCALE_DEADLINE` (a date) or `SCALE_BUDGET_S` (seconds from now): when the run must end; every wait is cut to
+ * it, and an N that cannot start before it is reported as not run.
+ */
+const DEADLINE = process.env.SCALE_DEADLINE
+  ? Date.parse(process.env.SCALE_DEADLINE)
+  : Date.now() + Number(process.env.SCALE_BUDGET_S ?? 86_400) * 1000;
+/** `ms`, or what is left of the budget when that is less. */
+const within = (ms: number): number => Math.max(1000, Math.min(ms, DEADLINE - Date.now()));
+
+function fanoutModule(round: number, resourceVersion?: string): Module {
+  return {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Module',
+    metadata: { name: MODULE, ...(resourceVersion ? { resourceVersion } : {}) },
+    spec: {
+      version: versionOf(round),
+      resources: [
+        { id: 'config', kind: 'File', spec: { path: '/srv/scale.txt', content: contentOf(round), mode: '0644' } },
+      ],
+    },
+  };
+}
+
+/** Waits until every agent is started and reaches the control plane; resolves with the ms it took. */
+async function agentsUp(mesh: ScaleMesh, timeoutMs: number): Promise<number> {
+  const t0 = performance.now();
+  for (;;) {
+    const a = mesh.agents();
+    if (a.reachable === a.total) return performance.now() - t0;
+    if (performance.now() - t0 > timeoutMs)
+      throw new Error(`agents up: ${a.reachable} of ${a.total} after ${timeoutMs} ms`);
+    await sleep(500);
+  }
+}
+
+/** Rounds of the all-nodes change: per node, ms from the update to its applied report. */
+async function fanout(client: HttpClient, tracker: RoundTracker, stored: KubeObject, n: number) {
+  const applied: number[] = [];
+  const all: number[] = [];
+  for (let r = 1; r <= FANOUT_ROUNDS; r++) {
+    const done = tracker.expect(r, within(60_000 + n * 12));
+    const t0 = performance.now();
+    stored = await client.update('modules', fanoutModule(r, rvOf(stored)));
+    try {
+      const times = [...(await done).applied.values()].map((t) => t - t0);
+      applied.push(...times);
+      all.push(Math.max(...times));
+    } catch (e) {
+      // A round that does not complete is the figure: reported, and no further round is tried.
+      return { applied: summarize(applied.length ? applied : [NaN]), allMs: all, failed: (e as Error).message };
+    }
+    await sleep(1000);
+  }
+  return { applied: summarize(applied), allMs: all };
+}
+
+/** Rounds of one node's change: ms from the update of its own Module to its applied report. */
+async function solo(client: HttpClient, stored: KubeObject): Promise<number[]> {
+  const out: number[] = [];
+  for (let r = 1; r <= SOLO_ROUNDS; r++) {
+    const t0 = performance.now();
+    stored = await client.update('modules', soloModule(SOLO, r, rvOf(stored)));
+    await waitSoloApplied(client, simNodeName(0), r, within(30_000));
+    out.push(performance.now() - t0);
+    await sleep(200);
+  }
+  return out;
+}
+
+/** The whole measurement for one N. */
+async function measureN(n: number): Promise<ScaleRow> {
+  const setup0 = performance.now();
+  const mesh = await startScaleMesh({
+    nodes: n,
+    module: MODULE,
+    heartbeatIntervalMs: HEARTBEAT_MS,
+    logEveryMs: LOG_EVERY_MS,
+    startSpreadMs: Math.min(30_000, n * 4),
+  });
+  let client = createClient(mesh.cp.config);
+  const tracker = new RoundTracker(n);
+  const problems: string[] = [];
+  try {
+    const idleCpu = await cpuPercent(mesh.cp.pid, HEARTBEAT_MS);
+    const idleRss = memoryOf(mesh.cp.pid).rssMiB;
+    await tracker.open(client, (await client.list('meshes')).metadata.resourceVersion);
+    const ready = tracker
+      .expect(0, within(180_000 + n * 40))
+      .catch((e: unknown) => void problems.push(`round 0 (setup): ${(e as Error).message}`));
+    let stored: KubeObject = await client.create('modules', fanoutModule(0));
+    const soloStored = await client.create('modules', soloModule(SOLO, 0));
+    const a = { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Assignment' } as const;
+    await client.create('assignments', {
+      ...a,
+      metadata: { name: 'solo-on-0' },
+      spec: { module: SOLO, node: simNodeName(0) },
+    });
+    mesh.startAgents();
+    const upMs = await agentsUp(mesh, within(180_000 + n * 40));
+    await ready;
+    const setupMs = performance.now() - setup0;
+    await sleep(HEARTBEAT_MS);
+    const heartbeatCpu = await cpuPercent(mesh.cp.pid, 2 * HEARTBEAT_MS);
+    const steadyRss = memoryOf(mesh.cp.pid).rssMiB;
+    const fan = await fanout(client, tracker, stored, n);
+    const soloMs = await solo(client, soloStored).catch((e: unknown) => {
+      problems.push(`one node's change: ${(e as Error).message}`);
+      return [NaN];
+    });
+    const one = simNodeName(0);
+    const getAll = [0, 1, 2].map(() =>
+      timeMeshctl(mesh.cp.meshconfigPath, ['get', 'nodes'], (o) => o.split('\n').length > n),
+    );
+    const getOne = [0, 1, 2, 3, 4].map(() =>
+      timeMeshctl(mesh.cp.meshconfigPath, ['get', 'nodes', one], (o) => o.includes(one)),
+    );
+    const peakBeforeKill = memoryOf(mesh.cp.pid).hwmMiB;
+    tracker.close();
+    client.close();
+    const killedAt = Date.now();
+    const herd0 = performance.now();
+    await mesh.kill();
+    await mesh.restart();
+    const servingMs = performance.now() - herd0;
+    client = createClient(mesh.cp.config);
+    const back = await waitAllBack(client, killedAt, herd0, within(HERD_TIMEOUT_MS));
+    // The workers report every second: give the last reports time to arrive.
+    for (let i = 0; i < 20 && mesh.agents().reachable < n; i++) await sleep(500);
+    const agentsBack = mesh.agents();
+    return {
+      n,
+      setupMs,
+      upMs,
+      idleCpu,
+      heartbeatCpu,
+      heartbeatsPerSec: n / (HEARTBEAT_MS / 1000),
+      rss: { idle: idleRss, steady: steadyRss, peakBeforeKill, peakAfterRestart: memoryOf(mesh.cp.pid).hwmMiB },
+      fanout: fan,
+      solo: summarize(soloMs),
+      getAll: summarize(getAll),
+      getOne: summarize(getOne),
+      herd: { servingMs, allBackMs: back.ms, left: back.left, agentsReachable: agentsBack.reachable },
+      load: loadavg()[0],
+      problems: fan.failed ? [`all-nodes change: ${fan.failed}`, ...problems] : problems,
+    };
+  } finally {
+    tracker.close();
+    client.close();
+    await mesh.stop();
+  }
+}
+
+/** Runs every N in turn and renders the section. */
+export async function scaleSection(): Promise<string> {
+  const built = buildDist('meshctl.js');
+  const ns = (process.env.SCALE_NODES ?? '500,1000,2000,5000').split(',').map(Number);
+  const rows: ScaleRow[] = [];
+  const loads: string[] = [];
+  const failed: string[] = [];
+  for (const n of ns) {
+    process.stderr.write(`bench: scale N=${n}\n`);
+    loads.push(
+      loadavg()
+        .map((l) => l.toFixed(1))
+        .join('/'),
+    );
+    if (DEADLINE - Date.now() < 90_000) {
+      failed.push(`N = ${n} was not run: the time budget (SCALE_DEADLINE / SCALE_BUDGET_S) ran out`);
+      continue;
+    }
+    try {
+      rows.push(await measureN(n));
+    } catch (e) {
+      failed.push(`N = ${n} did not complete: ${(e as Error).message}`);
+    }
+  }
+  return renderScale(
+    rows,
+    {
+      built,
+      heartbeatMs: HEARTBEAT_MS,
+      logEveryMs: LOG_EVERY_MS,
+      loads,
+      rounds: { fanout: FANOUT_ROUNDS, solo: SOLO_ROUNDS },
+    },
+    failed,
+  );
+}
+
+if (isMain(import.meta.url)) {
+  process.stdout.write((await scaleSection()) + '\n');
+}
