@@ -3,7 +3,7 @@
  * wait for conditions, write Declarations as admin, find a free port, and kill every service process an
  * agent recorded in its state directory (by the pid files, checking each is still that process).
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -215,4 +215,22 @@ export async function runAgentUntilExit(
   const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
   clearTimeout(timer);
   return { code, output };
+}
+
+/**
+ * A self-signed P-256 certificate made by `openssl` (tests only), written to `certPath` and `keyPath`, for
+ * `subjectAltName` (e.g. `DNS:localhost,IP:127.0.0.1`); returns both as PEM.
+ */
+export function opensslSelfSigned(o: {
+  certPath: string;
+  keyPath: string;
+  commonName: string;
+  subjectAltName: string;
+  days: number;
+}): { cert: string; key: string } {
+  const args = ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+  args.push('-keyout', o.keyPath, '-out', o.certPath, '-days', String(o.days));
+  args.push('-subj', `/CN=${o.commonName}`, '-addext', `subjectAltName=${o.subjectAltName}`);
+  execFileSync('openssl', args, { stdio: 'ignore' });
+  return { cert: readFileSync(o.certPath, 'utf8'), key: readFileSync(o.keyPath, 'utf8') };
 }

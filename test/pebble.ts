@@ -5,14 +5,14 @@
  * answers A 127.0.0.1 for every name (and an empty AAAA: pebble dials the first address it gets). The root
  * is regenerated at every start and fetched from the management port.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket, type Socket } from 'node:dgram';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, get } from 'node:https';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../agent/testing.ts';
+import { freePort, opensslSelfSigned } from '../agent/testing.ts';
 
 /** A running pebble and its DNS responder. */
 export interface Pebble {
@@ -33,30 +33,13 @@ export interface Pebble {
 /** Starts pebble with certificates valid for `validitySeconds`. */
 export async function startPebble(opts: { validitySeconds: number }): Promise<Pebble> {
   const dir = mkdtempSync(join(tmpdir(), 'meshctl-pebble-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      join(dir, 'cert.pem'),
-      '-days',
-      '2',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  const tlsCa = readFileSync(join(dir, 'cert.pem'), 'utf8');
+  const tlsCa = opensslSelfSigned({
+    keyPath: join(dir, 'key.pem'),
+    certPath: join(dir, 'cert.pem'),
+    commonName: 'localhost',
+    subjectAltName: 'DNS:localhost,IP:127.0.0.1',
+    days: 2,
+  }).cert;
   const [acmePort, mgmtPort, httpPort, tlsPort] = [
     await freePort(),
     await freePort(),

@@ -3,47 +3,22 @@
 // redirects with 308, and a renewed certificate is served on the next handshake without a new listener.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { createServer, request as httpRequest } from 'node:http';
 import { connect } from 'node:tls';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { createProxyServer, type ProxyRoute } from './proxy-server.ts';
-import { freePort } from '../testing.ts';
+import { freePort, opensslSelfSigned } from '../testing.ts';
 
 const quiet = { info() {}, error() {} };
 
 /** A self-signed certificate for `host` (openssl), as PEM strings. */
 function selfSigned(dir: string, host: string, tag: string): { cert: string; key: string } {
-  const key = join(dir, `${tag}.key`);
-  const cert = join(dir, `${tag}.crt`);
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      `/CN=${host}`,
-      '-addext',
-      `subjectAltName=DNS:${host}`,
-    ],
-    { stdio: 'ignore' },
-  );
-  return { cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8') };
+  const paths = { keyPath: join(dir, `${tag}.key`), certPath: join(dir, `${tag}.crt`) };
+  return opensslSelfSigned({ ...paths, commonName: host, subjectAltName: `DNS:${host}`, days: 1 });
 }
 
 /** One HTTPS GET to 127.0.0.1:port with SNI `servername`: status, headers, body and the served leaf. */
