@@ -1,33 +1,16 @@
 // meshctl apply -f DIR --prune --applyset against the real server: the applyset record, prune of what the
 // directory no longer contains, the refusal of an empty or unreadable directory, the prune-disabled annotation,
 // members of another set, --dry-run=server and diff --prune showing what would be created, changed and deleted.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createClient, type HttpClient } from '../../api/client/http-client.ts';
 import { isReason } from '../../api/meta/api-error.ts';
-import { startServer, type TestServer } from '../harness.ts';
-import { buildCli, type BuiltCli } from './cli-harness.ts';
+import { cliSuite } from './cli-harness.ts';
 
-let server: TestServer;
-let cli: BuiltCli;
-let client: HttpClient;
-const root = mkdtempSync(join(tmpdir(), 'meshctl-cli-prune-'));
-
-before(async () => {
-  [server, cli] = await Promise.all([startServer(), buildCli()]);
-  client = createClient(server.config);
-});
-after(async () => {
-  client?.close();
-  await server?.stop();
-  cli?.cleanup();
-  rmSync(root, { recursive: true, force: true });
-});
-
-const meshctl = (...args: string[]) => cli.run(args, { config: server.meshconfigPath });
+const s = cliSuite('meshctl-cli-prune-');
+const { meshctl } = s;
+const root = s.dir;
 
 /** A directory of its own for one test. */
 function dir(name: string): string {
@@ -47,7 +30,7 @@ function moduleDoc(name: string): string {
 
 async function exists(plural: string, name: string): Promise<boolean> {
   try {
-    await client.get(plural, name);
+    await s.client.get(plural, name);
     return true;
   } catch (e) {
     if (isReason(e, 'NotFound')) return false;
@@ -60,7 +43,7 @@ test('prune deletes what the directory no longer contains, and only members of i
   writeFileSync(join(d, 'a.yaml'), node('pr-a'));
   mkdirSync(join(d, 'sub'));
   writeFileSync(join(d, 'sub', 'b.yaml'), node('pr-b') + '---\n' + moduleDoc('pr-mod'));
-  await client.create('nodes', {
+  await s.client.create('nodes', {
     apiVersion: 'meshctl.dev/v1alpha1',
     kind: 'Node',
     metadata: { name: 'pr-outsider' },
@@ -69,11 +52,11 @@ test('prune deletes what the directory no longer contains, and only members of i
   const first = await meshctl('apply', '-f', d, '-R', '--prune', '--applyset', 'site');
   assert.equal(first.code, 0, first.stderr);
   assert.equal(first.stdout, 'node/pr-a created\nnode/pr-b created\nmodule/pr-mod created\n');
-  const parent = await client.get('applysets', 'site');
+  const parent = await s.client.get('applysets', 'site');
   assert.deepEqual(parent.spec?.kinds, ['Node', 'Module']);
   const id = parent.metadata.labels?.['applyset.meshctl.dev/id'];
   assert.match(id ?? '', /^applyset-[A-Za-z0-9_-]{43}-v1$/);
-  assert.equal((await client.get('nodes', 'pr-a')).metadata.labels?.['applyset.meshctl.dev/part-of'], id);
+  assert.equal((await s.client.get('nodes', 'pr-a')).metadata.labels?.['applyset.meshctl.dev/part-of'], id);
   assert.match(parent.metadata.annotations?.['applyset.meshctl.dev/tooling'] ?? '', /^meshctl\/v\d+\.\d+\.\d+/);
 
   rmSync(join(d, 'sub'), { recursive: true });
@@ -83,7 +66,7 @@ test('prune deletes what the directory no longer contains, and only members of i
   assert.equal(await exists('nodes', 'pr-b'), false);
   assert.equal(await exists('modules', 'pr-mod'), false);
   assert.equal(await exists('nodes', 'pr-outsider'), true, 'an object that is no member is never pruned');
-  assert.deepEqual((await client.get('applysets', 'site')).spec?.kinds, ['Node'], 'the kinds narrowed after prune');
+  assert.deepEqual((await s.client.get('applysets', 'site')).spec?.kinds, ['Node'], 'the kinds narrowed after prune');
 });
 
 test('an empty directory prunes nothing without --allow-empty; an unreadable one prunes nothing', async () => {
@@ -141,8 +124,8 @@ test('an object annotated meshctl.dev/prune: disabled is kept; a member of anoth
   assert.equal((await meshctl('apply', '-f', d, '--prune', '--applyset', 'keep')).code, 0);
   unlinkSync(join(d, 'm.yaml'));
   assert.equal((await meshctl('apply', '-f', d, '--prune', '--applyset', 'keep')).code, 0);
-  assert.deepEqual((await client.get('applysets', 'keep')).spec?.kinds, ['Node', 'Module']);
-  await client.patch('modules', 'kp-m', { metadata: { annotations: { 'meshctl.dev/prune': null } } });
+  assert.deepEqual((await s.client.get('applysets', 'keep')).spec?.kinds, ['Node', 'Module']);
+  await s.client.patch('modules', 'kp-m', { metadata: { annotations: { 'meshctl.dev/prune': null } } });
   const pruned = await meshctl('apply', '-f', d, '--prune', '--applyset', 'keep');
   assert.match(pruned.stdout, /^module\/kp-m pruned$/m);
   assert.equal(await exists('modules', 'kp-m'), false);
@@ -152,7 +135,7 @@ test('an object annotated meshctl.dev/prune: disabled is kept; a member of anoth
   const taken = await meshctl('apply', '-f', other, '--prune', '--applyset', 'other');
   assert.equal(taken.code, 1);
   assert.match(taken.stderr, /node\/kp-b is a member of another applyset/);
-  assert.equal(((await client.get('nodes', 'kp-b')).spec as { site: string }).site, 'home');
+  assert.equal(((await s.client.get('nodes', 'kp-b')).spec as { site: string }).site, 'home');
 });
 
 test('--dry-run=server and diff --prune show what would be created, changed and deleted, and change nothing', async () => {
@@ -186,11 +169,11 @@ test('--dry-run=server and diff --prune show what would be created, changed and 
     diff.stdout,
     /diff -u -N live\/nodes.meshctl.dev\/pv-b merged\/nodes.meshctl.dev\/pv-b\n[^]*-  name: pv-b\n/,
   );
-  assert.equal(((await client.get('nodes', 'pv-a')).spec as { site: string }).site, 'home');
+  assert.equal(((await s.client.get('nodes', 'pv-a')).spec as { site: string }).site, 'home');
 });
 
 test('a parent managed by another tool is refused, and nothing is applied or pruned', async () => {
-  await client.create('applysets', {
+  await s.client.create('applysets', {
     apiVersion: 'meshctl.dev/v1alpha1',
     kind: 'ApplySet',
     metadata: { name: 'foreign', annotations: { 'applyset.meshctl.dev/tooling': 'kubectl/v1.32.0' } },

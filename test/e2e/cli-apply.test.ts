@@ -1,32 +1,16 @@
 // meshctl apply against the real server: created / unchanged / configured, removed fields, dry run,
 // invalid documents and unparsable files.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createClient, type HttpClient } from '../../api/client/http-client.ts';
-import { REPO_ROOT, startServer, type TestServer } from '../harness.ts';
-import { buildCli, type BuiltCli } from './cli-harness.ts';
+import { REPO_ROOT } from '../harness.ts';
+import { cliSuite } from './cli-harness.ts';
 
-let server: TestServer;
-let cli: BuiltCli;
-let client: HttpClient;
-const dir = mkdtempSync(join(tmpdir(), 'meshctl-cli-apply-'));
+const s = cliSuite('meshctl-cli-apply-');
+const { meshctl } = s;
+const dir = s.dir;
 const samples = join(REPO_ROOT, 'manifests', 'samples');
-
-before(async () => {
-  [server, cli] = await Promise.all([startServer(), buildCli()]);
-  client = createClient(server.config);
-});
-after(async () => {
-  client?.close();
-  await server?.stop();
-  cli?.cleanup();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const meshctl = (...args: string[]) => cli.run(args, { config: server.meshconfigPath });
 
 function write(name: string, text: string): string {
   const p = join(dir, name);
@@ -57,7 +41,7 @@ test('apply the samples: created, then unchanged on a second apply', async () =>
       .every((l) => / unchanged$/.test(l)),
     again.stdout,
   );
-  assert.equal((await client.list('modules')).items.length, 1);
+  assert.equal((await s.client.list('modules')).items.length, 1);
 });
 
 test('a changed field is configured; a field removed from the manifest is removed from the object', async () => {
@@ -68,10 +52,10 @@ test('a changed field is configured; a field removed from the manifest is remove
   assert.equal((await meshctl('apply', '-f', file)).stdout, 'node/n1 created\n');
   write('n1.yaml', node('n1', '  site: office\n  endpoint: 192.0.2.1:51820\n', '    role: web\n    tier: a\n'));
   assert.equal((await meshctl('apply', '-f', file)).stdout, 'node/n1 configured\n');
-  assert.equal(((await client.get('nodes', 'n1')).spec as { site: string }).site, 'office');
+  assert.equal(((await s.client.get('nodes', 'n1')).spec as { site: string }).site, 'office');
   write('n1.yaml', node('n1', '  site: office\n', '    role: web\n'));
   assert.equal((await meshctl('apply', '-f', file)).stdout, 'node/n1 configured\n');
-  const live = await client.get('nodes', 'n1');
+  const live = await s.client.get('nodes', 'n1');
   assert.deepEqual(live.spec, { site: 'office' });
   assert.deepEqual(live.metadata.labels, { role: 'web' });
   assert.equal((await meshctl('apply', '-f', file)).stdout, 'node/n1 unchanged\n');
@@ -80,9 +64,9 @@ test('a changed field is configured; a field removed from the manifest is remove
 test('fields set by others are kept; a drifted applied field is put back', async () => {
   const file = write('n2.yaml', node('n2', '  site: home\n'));
   await meshctl('apply', '-f', file);
-  await client.patch('nodes', 'n2', { metadata: { labels: { added: 'by-hand' } }, spec: { site: 'drifted' } });
+  await s.client.patch('nodes', 'n2', { metadata: { labels: { added: 'by-hand' } }, spec: { site: 'drifted' } });
   assert.equal((await meshctl('apply', '-f', file)).stdout, 'node/n2 configured\n');
-  const live = await client.get('nodes', 'n2');
+  const live = await s.client.get('nodes', 'n2');
   assert.equal((live.spec as { site: string }).site, 'home');
   assert.deepEqual(live.metadata.labels, { added: 'by-hand' });
 });
@@ -92,14 +76,14 @@ test('--dry-run=server reports what would happen and writes nothing', async () =
   const r = await meshctl('apply', '-f', file, '--dry-run=server');
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, 'node/dry created (server dry run)\n');
-  assert.deepEqual((await client.list('nodes', { fieldSelector: 'metadata.name=dry' })).items, []);
-  const before = (await client.get('nodes', 'sample-node')).metadata.resourceVersion;
+  assert.deepEqual((await s.client.list('nodes', { fieldSelector: 'metadata.name=dry' })).items, []);
+  const before = (await s.client.get('nodes', 'sample-node')).metadata.resourceVersion;
   write('sample-node.yaml', node('sample-node', '  site: elsewhere\n'));
   assert.equal(
     (await meshctl('apply', '-f', join(dir, 'sample-node.yaml'), '--dry-run=server')).stdout,
     'node/sample-node configured (server dry run)\n',
   );
-  assert.equal((await client.get('nodes', 'sample-node')).metadata.resourceVersion, before);
+  assert.equal((await s.client.get('nodes', 'sample-node')).metadata.resourceVersion, before);
 });
 
 test('an invalid document reports the server causes; the other documents are still applied; exit 1', async () => {
@@ -117,7 +101,7 @@ test('an invalid document reports the server causes; the other documents are sti
     /^Error from server \(Invalid\): error when applying ".*mixed\.yaml" \(document 2\): .*is invalid:\n {2}\* spec\.site: /m,
   );
   assert.ok(!/\n\s+at /.test(r.stderr), 'no stack trace');
-  await client.get('nodes', 'good-2');
+  await s.client.get('nodes', 'good-2');
 });
 
 test('a YAML syntax error names the file and line and applies nothing from that file', async () => {
@@ -127,7 +111,7 @@ test('a YAML syntax error names the file and line and applies nothing from that 
   assert.equal(r.code, 1);
   assert.match(r.stderr, /^error: error parsing .*broken\.yaml: line \d+, column \d+: /m);
   assert.equal(r.stdout, 'node/fine created\n');
-  assert.deepEqual((await client.list('nodes', { fieldSelector: 'metadata.name=never' })).items, []);
+  assert.deepEqual((await s.client.list('nodes', { fieldSelector: 'metadata.name=never' })).items, []);
 });
 
 test('JSON from stdin, unknown kinds and a missing path', async () => {
@@ -137,7 +121,7 @@ test('JSON from stdin, unknown kinds and a missing path', async () => {
     metadata: { name: 'from-stdin' },
     spec: { site: 'home' },
   });
-  const r = await cli.run(['apply', '-f', '-'], { config: server.meshconfigPath, stdin: json });
+  const r = await s.cli.run(['apply', '-f', '-'], { config: s.server.meshconfigPath, stdin: json });
   assert.equal(r.stdout, 'node/from-stdin created\n', r.stderr);
   const unknown = await meshctl(
     'apply',
@@ -168,7 +152,7 @@ test('an Assignment to a Node that does not exist is applied with a warning on s
     ghost.stderr,
     'Warning: spec.node: node "ghost" does not exist; assignment "web-on-ghost" stays Applied=False (NodeNotFound) until a node of that name joins\n',
   );
-  await client.create('nodes', {
+  await s.client.create('nodes', {
     apiVersion: 'meshctl.dev/v1alpha1',
     kind: 'Node',
     metadata: { name: 'real' },

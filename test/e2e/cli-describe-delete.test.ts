@@ -1,31 +1,14 @@
 // meshctl describe, delete and diff against the real server.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createClient, type HttpClient } from '../../api/client/http-client.ts';
 import type { Event as MeshEvent, Node } from '../../api/v1alpha1/generated/index.ts';
-import { startServer, type TestServer } from '../harness.ts';
-import { buildCli, type BuiltCli } from './cli-harness.ts';
+import { cliSuite } from './cli-harness.ts';
 
-let server: TestServer;
-let cli: BuiltCli;
-let client: HttpClient;
-const dir = mkdtempSync(join(tmpdir(), 'meshctl-cli-describe-'));
-
-before(async () => {
-  [server, cli] = await Promise.all([startServer(), buildCli()]);
-  client = createClient(server.config);
-});
-after(async () => {
-  client?.close();
-  await server?.stop();
-  cli?.cleanup();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const meshctl = (...args: string[]) => cli.run(args, { config: server.meshconfigPath });
+const s = cliSuite('meshctl-cli-describe-');
+const { meshctl } = s;
+const dir = s.dir;
 const node = (name: string, site = 'home'): Node => ({
   apiVersion: 'meshctl.dev/v1alpha1',
   kind: 'Node',
@@ -50,8 +33,8 @@ function event(name: string, reason: string, last: string, count = 1): MeshEvent
 }
 
 test('describe shows metadata, spec, conditions as a table and the events sorted by time', async () => {
-  const created = await client.create('nodes', node('described'));
-  await client.updateStatus('nodes', {
+  const created = await s.client.create('nodes', node('described'));
+  await s.client.updateStatus('nodes', {
     ...created,
     status: {
       reachable: false,
@@ -68,9 +51,9 @@ test('describe shows metadata, spec, conditions as a table and the events sorted
   });
   const none = await meshctl('describe', 'node', 'described');
   assert.match(none.stdout, /\nEvents: {2}<none>\n$/);
-  await client.create('events', event('described.b', 'Lost', new Date(Date.now() - 5_000).toISOString(), 3));
-  await client.create('events', event('described.a', 'Joined', new Date(Date.now() - 60_000).toISOString()));
-  await client.create('events', {
+  await s.client.create('events', event('described.b', 'Lost', new Date(Date.now() - 5_000).toISOString(), 3));
+  await s.client.create('events', event('described.a', 'Joined', new Date(Date.now() - 60_000).toISOString()));
+  await s.client.create('events', {
     ...event('other.a', 'Joined', new Date().toISOString()),
     involvedObject: { kind: 'Node', name: 'other' },
   });
@@ -103,7 +86,7 @@ test('describe shows metadata, spec, conditions as a table and the events sorted
 });
 
 test("describe assignment lists the events about that assignment (the Assignment controller's), or <none>", async () => {
-  await client.create('assignments', {
+  await s.client.create('assignments', {
     apiVersion: 'meshctl.dev/v1alpha1',
     kind: 'Assignment',
     metadata: { name: 'web-on-described' },
@@ -112,7 +95,7 @@ test("describe assignment lists the events about that assignment (the Assignment
   const none = await meshctl('describe', 'assignment', 'web-on-described');
   assert.equal(none.code, 0, none.stderr);
   assert.match(none.stdout, /\nEvents: {2}<none>\n$/);
-  await client.create('events', {
+  await s.client.create('events', {
     ...event('web-on-described.a', 'Applied', new Date(Date.now() - 120_000).toISOString()),
     involvedObject: { kind: 'Assignment', name: 'web-on-described' },
     message: 'node "described" applied all 1 resources of version 1.0.0',
@@ -128,10 +111,10 @@ test("describe assignment lists the events about that assignment (the Assignment
 });
 
 test('delete by name, by resource/name and -f; NotFound like kubectl; --ignore-not-found; dry run', async () => {
-  for (const n of ['d1', 'd2', 'd3', 'd4']) await client.create('nodes', node(n));
+  for (const n of ['d1', 'd2', 'd3', 'd4']) await s.client.create('nodes', node(n));
   const dry = await meshctl('delete', 'node', 'd1', '--dry-run=server');
   assert.equal(dry.stdout, 'node "d1" deleted (server dry run)\n');
-  await client.get('nodes', 'd1');
+  await s.client.get('nodes', 'd1');
   const r = await meshctl('delete', 'nodes', 'd1', 'ghost', 'd2');
   assert.equal(r.code, 1);
   assert.equal(r.stdout, 'node "d1" deleted\nnode "d2" deleted\n');
@@ -142,7 +125,7 @@ test('delete by name, by resource/name and -f; NotFound like kubectl; --ignore-n
   const file = join(dir, 'd4.yaml');
   writeFileSync(file, 'apiVersion: meshctl.dev/v1alpha1\nkind: Node\nmetadata:\n  name: d4\nspec:\n  site: home\n');
   assert.equal((await meshctl('delete', '-f', file)).stdout, 'node "d4" deleted\n');
-  const names = (await client.list('nodes')).items.map((o) => o.metadata.name);
+  const names = (await s.client.list('nodes')).items.map((o) => o.metadata.name);
   assert.ok(!names.some((n) => /^d\d$/.test(n as string)), names.join());
   const usage = await meshctl('delete', 'nodes');
   assert.equal(usage.code, 2);
@@ -158,7 +141,7 @@ test('diff: exit 1 with a unified diff for changes and new objects, exit 0 when 
     /^diff -u -N live\/nodes\.meshctl\.dev\/diffed merged\/nodes\.meshctl\.dev\/diffed\n--- live\/\S+\n\+\+\+ merged\/\S+\n@@ -0,0 \+1,\d+ @@\n/,
   );
   assert.match(fresh.stdout, /\n\+ {2}site: home\n/);
-  assert.deepEqual((await client.list('nodes', { fieldSelector: 'metadata.name=diffed' })).items, []);
+  assert.deepEqual((await s.client.list('nodes', { fieldSelector: 'metadata.name=diffed' })).items, []);
   assert.equal((await meshctl('apply', '-f', file)).stdout, 'node/diffed created\n');
   const same = await meshctl('diff', '-f', file);
   assert.deepEqual([same.code, same.stdout, same.stderr], [0, '', '']);
@@ -167,7 +150,7 @@ test('diff: exit 1 with a unified diff for changes and new objects, exit 0 when 
   assert.equal(changed.code, 1);
   assert.match(changed.stdout, /\n-  site: home\n\+  site: lab\n/);
   assert.ok(!/resourceVersion|uid:|creationTimestamp|last-applied/.test(changed.stdout), changed.stdout);
-  assert.equal(((await client.get('nodes', 'diffed')).spec as { site: string }).site, 'home');
+  assert.equal(((await s.client.get('nodes', 'diffed')).spec as { site: string }).site, 'home');
   const broken = join(dir, 'broken.yaml');
   writeFileSync(broken, 'kind: [\n');
   assert.equal((await meshctl('diff', '-f', broken)).code, 2);

@@ -4,10 +4,12 @@
  * repository, so parallel test files never overwrite each other's (or the developer's) `dist/`.
  */
 import { spawn } from 'node:child_process';
+import { after, before } from 'node:test';
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { captureOutput, REPO_ROOT } from '../harness.ts';
+import { createClient, type HttpClient } from '../../api/client/http-client.ts';
+import { captureOutput, REPO_ROOT, startServer, type TestServer } from '../harness.ts';
 
 /** What one meshctl run did. */
 export interface CliResult {
@@ -96,4 +98,48 @@ export async function eventually(check: () => boolean, what: string, timeoutMs =
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** What most CLI test files share: the real server, the built meshctl, an admin client and a temp dir. */
+export interface CliSuite {
+  readonly server: TestServer;
+  readonly cli: BuiltCli;
+  readonly client: HttpClient;
+  /** A temp dir of the file's own, removed after it. */
+  readonly dir: string;
+  /** Runs the built meshctl against the server with the admin meshconfig. */
+  meshctl(...args: string[]): Promise<CliResult>;
+}
+
+/** Registers the file's `before`/`after` hooks that start and stop a CliSuite (call at the top level of a test file). */
+export function cliSuite(tempPrefix: string): CliSuite {
+  const dir = mkdtempSync(join(tmpdir(), tempPrefix));
+  let parts: { server: TestServer; cli: BuiltCli; client: HttpClient } | undefined;
+  const started = (): NonNullable<typeof parts> => {
+    if (!parts) throw new Error('the CLI suite is used before its before() hook ran');
+    return parts;
+  };
+  before(async () => {
+    const [server, cli] = await Promise.all([startServer(), buildCli()]);
+    parts = { server, cli, client: createClient(server.config) };
+  });
+  after(async () => {
+    parts?.client.close();
+    await parts?.server.stop();
+    parts?.cli.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    get server() {
+      return started().server;
+    },
+    get cli() {
+      return started().cli;
+    },
+    get client() {
+      return started().client;
+    },
+    dir,
+    meshctl: (...args) => started().cli.run(args, { config: started().server.meshconfigPath }),
+  };
 }

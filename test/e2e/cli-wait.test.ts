@@ -1,31 +1,16 @@
 // meshctl wait --for=condition=X[=value] | --for=delete against the real server (statuses written through
 // /status here, as the controllers would), and `get -w -o json`: one object or event per line.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createClient, type HttpClient } from '../../api/client/http-client.ts';
 import { waitFor } from '../../agent/testing.ts';
-import { startServer, type TestServer } from '../harness.ts';
-import { buildCli, type BuiltCli } from './cli-harness.ts';
+import { cliSuite } from './cli-harness.ts';
 
-let server: TestServer;
-let cli: BuiltCli;
-let client: HttpClient;
-
-before(async () => {
-  [server, cli] = await Promise.all([startServer(), buildCli()]);
-  client = createClient(server.config);
-});
-after(async () => {
-  client?.close();
-  await server?.stop();
-  cli?.cleanup();
-});
-
-const meshctl = (...args: string[]) => cli.run(args, { config: server.meshconfigPath });
-const start = (...args: string[]) => cli.start(args, { config: server.meshconfigPath });
+const s = cliSuite('meshctl-cli-wait-');
+const { meshctl } = s;
+const start = (...args: string[]) => s.cli.start(args, { config: s.server.meshconfigPath });
 
 async function createNode(name: string, labels: Record<string, string> = {}): Promise<void> {
-  await client.create('nodes', {
+  await s.client.create('nodes', {
     apiVersion: 'meshctl.dev/v1alpha1',
     kind: 'Node',
     metadata: { name, labels },
@@ -36,7 +21,7 @@ async function createNode(name: string, labels: Record<string, string> = {}): Pr
 async function setReachable(name: string, status: 'True' | 'False'): Promise<void> {
   const lastTransitionTime = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   const condition = { type: 'Reachable', status, reason: status === 'True' ? 'Heartbeat' : 'NoHeartbeat', message: '' };
-  await client.patch(
+  await s.client.patch(
     'nodes',
     name,
     { status: { conditions: [{ ...condition, lastTransitionTime }] } },
@@ -82,13 +67,13 @@ test('wait times out with kubectl message; --for=delete returns once the object 
   assert.equal(timedOut.code, 1);
   assert.equal(timedOut.stderr, 'error: timed out waiting for the condition on nodes/wt-d\n');
   const waiting = start('wait', '--for=delete', 'node/wt-d', '--timeout=60s');
-  await client.delete('nodes', 'wt-d');
+  await s.client.delete('nodes', 'wt-d');
   const r = await waiting.exited;
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, 'node/wt-d deleted\n');
   await createNode('wt-j');
   const spec = start('wait', '--for=jsonpath={.spec.site}=lab', 'node/wt-j', '--timeout=60s');
-  await client.patch('nodes', 'wt-j', { spec: { site: 'lab' } });
+  await s.client.patch('nodes', 'wt-j', { spec: { site: 'lab' } });
   const j = await spec.exited;
   assert.equal(j.code, 0, j.stderr);
   assert.equal(j.stdout, 'node/wt-j condition met\n');
@@ -107,8 +92,8 @@ test('get -w -o json prints one object a line; --output-watch-events one {type, 
   });
   const lines = (s: string): string[] => s.split('\n').filter(Boolean);
   await waitFor(() => lines(plain.stdout()).length === 1 && lines(events.stdout()).length === 1, 15_000, 'the list');
-  await client.patch('nodes', 'wj-a', { spec: { site: 'lab' } });
-  await client.delete('nodes', 'wj-a');
+  await s.client.patch('nodes', 'wj-a', { spec: { site: 'lab' } });
+  await s.client.delete('nodes', 'wj-a');
   await waitFor(() => lines(plain.stdout()).length === 3 && lines(events.stdout()).length === 3, 15_000, 'the events');
   const objs = lines(plain.stdout()).map(
     (l) => JSON.parse(l) as { metadata: { name: string }; spec: { site: string } },
