@@ -7,19 +7,13 @@
 import { isDeepStrictEqual } from 'node:util';
 import { findCondition, setCondition } from '../api/meta/conditions.ts';
 import { API_VERSION, type OwnerReference } from '../api/meta/types.ts';
+import { controllerReference } from '../api/meta/owner-reference.ts';
 import type { Certificate, Declaration, Route, RouteStatus } from '../api/v1alpha1/generated/index.ts';
 import { routeOwner } from '../api/v1alpha1/render-routes.ts';
 
 /** The Route's ownerReference that its Certificate carries. */
 export function routeReference(route: Route): OwnerReference {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'Route',
-    name: route.metadata.name ?? '',
-    uid: route.metadata.uid ?? '',
-    controller: true,
-    blockOwnerDeletion: true,
-  };
+  return controllerReference('Route', route);
 }
 
 /** True when `cert` is controlled by `route` (same uid). */

@@ -26,6 +26,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, OwnerReference } from '../meta/types.ts';
 import { API_VERSION } from '../meta/types.ts';
+import { controllerReference } from '../meta/owner-reference.ts';
 import type {
   Assignment,
   Declaration,
@@ -233,14 +234,7 @@ function groupByOwner(resources: readonly DeclaredResource[]): Map<string, Decla
 
 /** The ownerReference from a Declaration to its Node (deleting the Node deletes the Declaration). */
 export function nodeOwnerReference(node: Node): OwnerReference {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'Node',
-    name: node.metadata.name ?? '',
-    uid: node.metadata.uid ?? '',
-    controller: true,
-    blockOwnerDeletion: true,
-  };
+  return controllerReference('Node', node);
 }
 
 /**
