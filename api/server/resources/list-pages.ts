@@ -16,6 +16,8 @@ import type { KubeObject } from '../../meta/types.ts';
 export const DEFAULT_PAGE_TTL_MS = 5 * 60_000;
 /** How many lists' snapshots are kept at most by default. */
 export const DEFAULT_MAX_PAGED_LISTS = 64;
+/** How many items all kept snapshots may hold together by default (references to shared objects, 8 bytes each). */
+export const DEFAULT_MAX_PAGED_ITEMS = 1_000_000;
 /** kube-apiserver's message for a continue token whose resourceVersion is gone. */
 export const CONTINUE_EXPIRED_MESSAGE =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.';
@@ -24,6 +26,8 @@ export const CONTINUE_EXPIRED_MESSAGE =
 export interface ListPagesOptions {
   ttlMs?: number;
   maxEntries?: number;
+  /** Bound on the items of all kept snapshots together; the oldest go first. */
+  maxItems?: number;
   clock?: Clock;
 }
 
@@ -83,11 +87,14 @@ export class ListPages {
   readonly #snapshots = new Map<string, Snapshot>();
   readonly #ttlMs: number;
   readonly #maxEntries: number;
+  readonly #maxItems: number;
+  #items = 0;
   readonly #clock: Clock;
 
   constructor(opts: ListPagesOptions = {}) {
     this.#ttlMs = opts.ttlMs ?? DEFAULT_PAGE_TTL_MS;
     this.#maxEntries = opts.maxEntries ?? DEFAULT_MAX_PAGED_LISTS;
+    this.#maxItems = opts.maxItems ?? DEFAULT_MAX_PAGED_ITEMS;
     this.#clock = opts.clock ?? realClock;
   }
 
@@ -131,17 +138,23 @@ export class ListPages {
   }
 
   #keep(k: string, items: KubeObject[]): void {
-    this.#snapshots.delete(k);
+    this.#drop(k);
     this.#snapshots.set(k, { items, expires: this.#clock.now() + this.#ttlMs });
-    while (this.#snapshots.size > this.#maxEntries) {
-      const oldest = this.#snapshots.keys().next().value!;
-      this.#snapshots.delete(oldest);
-    }
+    this.#items += items.length;
+    while (this.#snapshots.size > this.#maxEntries || (this.#items > this.#maxItems && this.#snapshots.size > 1))
+      this.#drop(this.#snapshots.keys().next().value!);
+  }
+
+  #drop(k: string): void {
+    const s = this.#snapshots.get(k);
+    if (!s) return;
+    this.#snapshots.delete(k);
+    this.#items -= s.items.length;
   }
 
   #sweep(): void {
     const now = this.#clock.now();
-    for (const [k, s] of this.#snapshots) if (s.expires <= now) this.#snapshots.delete(k);
+    for (const [k, s] of this.#snapshots) if (s.expires <= now) this.#drop(k);
   }
 }
 
