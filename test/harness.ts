@@ -20,6 +20,7 @@ import type { ClientConfig } from '../api/client/types.ts';
 import { loadMeshconfig } from '../api/client/meshconfig.ts';
 import { createApp, type App } from '../api/server/app.ts';
 import type { InflightLimits } from '../api/server/http/inflight.ts';
+import type { ListPagesOptions } from '../api/server/resources/list-pages.ts';
 import { bearerAuthenticator, hashToken, type Authorizer, type Identity } from '../api/server/access/auth.ts';
 import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/pki/first-start.ts';
 import { listen } from '../api/server/listen.ts';
@@ -52,6 +53,8 @@ export interface StartServerOptions {
   inflight?: Partial<InflightLimits>;
   /** Bound on the bytes of the lists being sent (api/server/resources/shared-lists.ts). */
   maxListBytes?: number;
+  /** TTL, count bound and clock of the snapshots of paged lists (api/server/resources/list-pages.ts). */
+  listPages?: ListPagesOptions;
   /** Extra bearer tokens and who they are (e.g. `{ 'tok-a': { kind: 'node', name: 'a' } }`). */
   tokens?: Record<string, Identity>;
   authorize?: Authorizer;
@@ -135,6 +138,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
     ...(opts.maxBodyBytes ? { maxBodyBytes: opts.maxBodyBytes } : {}),
     ...(opts.inflight ? { inflight: opts.inflight } : {}),
     ...(opts.maxListBytes !== undefined ? { maxListBytes: opts.maxListBytes } : {}),
+    ...(opts.listPages ? { listPages: opts.listPages } : {}),
     ...(opts.logger ? { logger: opts.logger } : {}),
     ...(certificates ? { certificates } : {}),
     ...(opts.metrics ? { metrics: opts.metrics } : {}),

@@ -35,7 +35,7 @@ export interface KubeObject {
 export interface ObjectList<T extends KubeObject = KubeObject> {
   apiVersion: string;
   kind: string;
-  metadata: { resourceVersion: string; continue?: string };
+  metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number };
   items: T[];
 }
 

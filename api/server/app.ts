@@ -9,6 +9,7 @@ import type { Store } from '../store/types.ts';
 import type { Authenticator, Authorizer, Identity } from './access/auth.ts';
 import { adminOnly, clientKey, unauthorized } from './access/auth.ts';
 import { SharedLists, type SharedListStats } from './resources/shared-lists.ts';
+import { ListPages, type ListPagesOptions } from './resources/list-pages.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './http/body.ts';
 import { InflightLimiter, type InflightLimits, type InflightStats } from './http/inflight.ts';
 import { ApiServerMetrics } from './http/metrics.ts';
@@ -56,6 +57,8 @@ export interface AppOptions {
   inflight?: Partial<InflightLimits>;
   /** Bound on the bytes of the lists being sent, beyond which a new list is a 429 (default: resources/shared-lists.ts). */
   maxListBytes?: number;
+  /** TTL, count bound and clock of the snapshots of paged lists (default: resources/list-pages.ts). */
+  listPages?: ListPagesOptions;
   logger?: Logger;
 }
 
@@ -83,6 +86,7 @@ export function createApp(opts: AppOptions): App {
     watches: new WatchRegistry(),
     limiter: new InflightLimiter({ limits: opts.inflight ?? {} }),
     lists: new SharedLists(opts.maxListBytes !== undefined ? { maxBytes: opts.maxListBytes } : {}),
+    pages: new ListPages(opts.listPages ?? {}),
     metrics: new ApiServerMetrics(),
     storeFor: opts.storeFor,
     join: opts.join,
@@ -123,6 +127,7 @@ export type AppConfig = Required<
     | 'logsDir'
     | 'inflight'
     | 'maxListBytes'
+    | 'listPages'
     | 'certificates'
     | 'metrics'
     | 'backups'
@@ -135,6 +140,7 @@ export type AppConfig = Required<
     watches: WatchRegistry;
     limiter: InflightLimiter;
     lists: SharedLists;
+    pages: ListPages;
     metrics: ApiServerMetrics;
     logs?: LogFiles;
   };
@@ -226,7 +232,13 @@ function coreEvents(cfg: AppConfig, identity: Identity, c: Call, route: Extract<
     store: forRequest(cfg, identity, c.url).store,
     route,
     watch: (r, rep, view) => serveWatch(r, rep, { registry: cfg.watches, heartbeatMs: cfg.heartbeatMs, view }),
-    request: { logger: cfg.logger, maxBodyBytes: cfg.maxBodyBytes, lists: cfg.lists, client: clientKey(identity) },
+    request: {
+      logger: cfg.logger,
+      maxBodyBytes: cfg.maxBodyBytes,
+      lists: cfg.lists,
+      pages: cfg.pages,
+      client: clientKey(identity),
+    },
   });
 }
 

@@ -8,6 +8,7 @@ import type { Store } from '../../store/types.ts';
 import type { KindInfo } from '../../v1alpha1/kind-info.ts';
 import type { Logger } from '../../meta/logger.ts';
 import type { SharedLists } from './shared-lists.ts';
+import type { ListPages } from './list-pages.ts';
 
 /** A request for a resource, after routing, authentication and authorization. */
 export interface ResourceRequest {
@@ -22,6 +23,8 @@ export interface ResourceRequest {
   maxBodyBytes: number;
   /** Lists being sent, shared among concurrent requests for the same one. */
   lists: SharedLists;
+  /** Snapshots of lists being paged (`limit`/`continue`). */
+  pages: ListPages;
   /** Who asks (`admin`, `node/<name>`): part of a shared list's key, as a node's view differs. */
   client: string;
 }

@@ -53,6 +53,7 @@ export function serveResource(cfg: AppConfig, c: ResourceCall): Promise<void> | 
     logger: cfg.logger,
     maxBodyBytes: cfg.maxBodyBytes,
     lists: cfg.lists,
+    pages: cfg.pages,
     client: clientKey(c.identity),
     ...(route.name !== undefined ? { name: route.name } : {}),
     ...(route.subresource === 'status' ? { subresource: 'status' as const } : {}),

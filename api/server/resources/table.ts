@@ -97,13 +97,13 @@ export function toTable(
   info: KindInfo,
   objs: KubeObject[],
   rep: Extract<Representation, { as: 'table' }>,
-  resourceVersion: string,
+  meta: string | { resourceVersion: string; continue?: string; remainingItemCount?: number },
 ): Record<string, unknown> {
   const now = Date.now();
   return {
     kind: 'Table',
     apiVersion: rep.apiVersion,
-    metadata: { resourceVersion },
+    metadata: typeof meta === 'string' ? { resourceVersion: meta } : meta,
     columnDefinitions: columnDefinitions(info),
     rows: objs.map((o) => tableRow(info, o, rep.includeObject, now)),
   };
