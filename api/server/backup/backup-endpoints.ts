@@ -11,11 +11,9 @@
  */
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { ApiError } from '../../meta/api-error.ts';
 import { errnoCode } from '../../meta/errno.ts';
-import type { Identity } from '../access/auth.ts';
 import { forbidden } from '../access/auth.ts';
 import { bodyFormat, parseBody, readBody } from '../http/body.ts';
 import { requireMethod, sendJson } from '../http/respond.ts';
@@ -23,15 +21,10 @@ import type { Route } from '../http/routes.ts';
 import type { Store } from '../../store/types.ts';
 import type { BackupService, TakeRequest } from './backup-service.ts';
 import type { Backup } from '../../v1alpha1/generated/index.ts';
+import type { ResourceCall } from '../resources/resource-router.ts';
 
-/** A request the dispatcher routed to `backups`. */
-export interface BackupCall {
-  req: IncomingMessage;
-  res: ServerResponse;
-  url: URL;
-  method: string;
-  identity: Identity;
-  route: Extract<Route, { type: 'resource' }>;
+/** A request the dispatcher routed to `backups`: a resource call, with the store and the body limit. */
+export interface BackupCall extends ResourceCall {
   store: Store;
   maxBodyBytes: number;
 }
