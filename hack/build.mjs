@@ -3,7 +3,8 @@
 // which matters for meshctl's start-up. Dependencies stay in node_modules and are required where they are
 // used, so a command that does not need one (e.g. `meshctl get` and the certificate library) never loads it.
 import { build } from 'esbuild';
-import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { buildWebPage } from './web-build.mjs';
 
 const entries = {
   meshctl: 'cli/main.ts',
@@ -57,6 +58,10 @@ for (const [name, src] of built) {
 }
 for (const [src, name] of Object.entries(cliSplits)) {
   await build({ ...common, entryPoints: { [name]: `cli/${src.slice(2)}` }, outdir: 'dist', banner: banner(name) });
+}
+// The status pages (web/<name>/main.ts) → dist/web/<name>.js and .css, served by the programs (api/web/assets.ts).
+for (const name of readdirSync('web').filter((d) => existsSync(`web/${d}/main.ts`))) {
+  await buildWebPage(name, 'dist/web');
 }
 writeFileSync('dist/package.json', JSON.stringify({ type: 'commonjs' }) + '\n');
 

@@ -1,19 +1,22 @@
-// Checks the dependency direction: api/ imports none of controllers/, agent/, cli/; those never import each other.
+// Checks the dependency direction: api/ imports none of controllers/, agent/, cli/, web/; those never import each other.
 // Inside api/: api/meta imports nothing else of ours (only itself and packages); api/client never imports api/server.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve, dirname } from 'node:path';
 
-const layers = ['api', 'controllers', 'agent', 'cli'];
+const layers = ['api', 'controllers', 'agent', 'cli', 'web'];
 const allowed = {
   api: ['api'],
   controllers: ['api', 'controllers'],
   agent: ['api', 'agent'],
   cli: ['api', 'cli'],
+  web: ['api', 'web'],
 };
 /** Folders with a stricter rule than their layer: the only folders of ours they may import, or those they must not. */
 const folderRules = [
   { dir: 'api/meta', only: ['api/meta'] },
   { dir: 'api/client', not: ['api/server'] },
+  // The pages run in a browser: pure helpers and the resource types only.
+  { dir: 'web', only: ['web', 'api/meta', 'api/v1alpha1'] },
 ];
 const inside = (path, dir) => path === dir || path.startsWith(dir + '/');
 const bad = [];
