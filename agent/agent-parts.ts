@@ -22,6 +22,8 @@ import { readAgentBootstrap } from '../api/wire/agent-bootstrap.ts';
 import { importBootstrap, withBootstrap } from './bootstrap.ts';
 import { createAgentMetrics, type MetricsServer } from './metrics.ts';
 import { serveMetricsOnStablePort } from './metrics-port.ts';
+import { currentNodeView } from './node-page.ts';
+import { nodePageRoutes } from './node-page-routes.ts';
 import { createReconcileLoop, type ReconcileLoop } from './reconcile-loop.ts';
 import { receiveDeclaration } from './receive-declaration.ts';
 import { createRunEffects, type RunEffects } from './run-effects.ts';
@@ -203,7 +205,17 @@ export async function assembleParts(a: {
   const server =
     listen === false
       ? undefined
-      : await serveMetricsOnStablePort({ listen, metrics, health: a.health, stateDir: opts.stateDir, logger: log });
+      : await serveMetricsOnStablePort({
+          listen,
+          metrics,
+          health: a.health,
+          page: nodePageRoutes({
+            node,
+            view: () => currentNodeView({ agentVersion: AGENT_VERSION, serving, clock, store, effects, supervisor }),
+          }),
+          stateDir: opts.stateDir,
+          logger: log,
+        });
   await serving.writeClock();
   return { logger, store, node, engine, supervisor, reach, effects, loop, client, sync, logs, serving, server };
 }

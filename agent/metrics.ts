@@ -9,11 +9,13 @@
  *   meshagent_declaration_generation{state="received|applied"}  gauge
  *   meshagent_outbox_items                                      gauge
  *   meshagent_info{node, version}                               gauge (1)
- * and the recovery clock's families (serve/clock-metrics.ts).
+ * and the recovery clock's families (serve/clock-metrics.ts). The same port serves the node page when given
+ * its routes (node-page-routes.ts: `/`, its assets, `/status.json`).
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { formatHostPort, parseHostPort } from '../api/meta/host-port.ts';
+import type { PageRoutes } from './node-page-routes.ts';
 import { escapeLabel as esc, metricFamily as family, PROMETHEUS_CONTENT_TYPE } from '../api/meta/prometheus-text.ts';
 
 /** How a reconcile ended: every resource Applied, some not, or the reconcile itself threw. */
@@ -99,6 +101,21 @@ export function createAgentMetrics(src: MetricSources): AgentMetrics {
   };
 }
 
+/** Answers a node page route, or 404 (500 naming the error when building the answer failed). */
+async function answerPage(page: PageRoutes | undefined, path: string, res: ServerResponse): Promise<void> {
+  try {
+    const r = await page?.(path);
+    if (r) res.writeHead(r.status, r.headers).end(r.body);
+    else {
+      const routes = page ? '/ (the node page), /status.json, /metrics or /healthz' : '/metrics or /healthz';
+      res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found: try ${routes}\n`);
+    }
+  } catch (e) {
+    if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+    res.end(`failed to answer ${path}: ${(e as Error).message}\n`);
+  }
+}
+
 /** A running metrics endpoint. */
 export interface MetricsServer {
   url: string;
@@ -112,9 +129,11 @@ export interface ServeMetricsOptions {
   metrics: AgentMetrics;
   /** The /healthz document; `ok: false` answers 503. */
   health(): { ok: boolean };
+  /** The node page's routes (`/`, its assets, `/status.json`), tried before answering 404. */
+  page?: PageRoutes;
 }
 
-/** Serves `/metrics` and `/healthz` on `listen`. */
+/** Serves `/metrics` and `/healthz` (and the node page when given) on `listen`. */
 export async function serveMetrics(opts: ServeMetricsOptions): Promise<MetricsServer> {
   const { host, port } = parseHostPort(opts.listen);
   const server: Server = createServer((req, res) => {
@@ -127,7 +146,7 @@ export async function serveMetrics(opts: ServeMetricsOptions): Promise<MetricsSe
       const h = opts.health();
       res.writeHead(h.ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(h) + '\n');
     } else {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics or /healthz\n');
+      void answerPage(opts.page, path, res);
     }
   });
   await new Promise<void>((resolve, reject) => {

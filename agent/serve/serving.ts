@@ -35,6 +35,8 @@ export interface ServingOptions {
 export interface Serving {
   proxy: ProxyServer;
   material: MaterialSync;
+  /** The clock's facts as of now (what clock.json gets; the node page's view reads them too). */
+  facts(): ClockFacts;
   /** The clock as of now. */
   report(): ClockReport;
   /** Writes clock.json (logged, never throws). */
@@ -61,6 +63,7 @@ export function createServing(opts: ServingOptions): Serving {
   return {
     proxy,
     material,
+    facts,
     report,
     async writeClock() {
       await writeClockFacts(opts.stateDir, facts()).catch((e: unknown) =>
