@@ -3,11 +3,13 @@
  * alone (clock.json, written by the agent: api/wire/node-clock.ts) — it needs neither the control plane nor a
  * running agent. It prints whether the control plane is reachable (and for how long it has not been), each
  * certificate the node holds with its notAfter and remaining time (EXPIRED once past), and the node's own
- * deadline. Exit codes: 0 printed, 1 no clock.json in DIR (the agent never ran there), 2 bad usage.
+ * deadline — and where the running agent serves the node's own page (agent.json's metrics URL). Exit codes:
+ * 0 printed, 1 no clock.json in DIR (the agent never ran there), 2 bad usage.
  */
 import { humanDuration } from '../api/meta/human-duration.ts';
 import { parseArgs, refusePositionals, unknownOption, type FlagSpec } from '../api/meta/flags.ts';
 import { EXIT_USAGE, UsageError } from '../api/meta/usage-error.ts';
+import { readAgentInfo } from './agent-info.ts';
 import { clockPath, clockReport, readClockFacts, type ClockFacts, type ClockReport } from '../api/wire/node-clock.ts';
 
 /** The help text of `mesh-agent status`. */
@@ -16,6 +18,7 @@ export const STATUS_USAGE = `Usage: mesh-agent status --state-dir DIR [-o json]
 Prints the node's recovery clock from DIR/clock.json, which the agent keeps up to date: whether the
 control plane is reachable (and for how long it has not been), each certificate the node holds with its
 notAfter and remaining time, and the node's deadline (the earliest notAfter). Needs no control plane.
+Also prints the URL of the node's own page, which the running agent serves on its metrics port.
 Exit codes: 0 printed, 1 DIR holds no clock.json, 2 bad usage.
 
 Flags:
@@ -60,14 +63,20 @@ export async function statusCommand(argv: string[], now: () => number = Date.now
   }
   const at = now();
   const report = clockReport(facts, at);
+  const page = await readAgentInfo(stateDir).then(
+    (i) => (i.metrics ? `${i.metrics}/` : undefined),
+    () => undefined,
+  );
   process.stdout.write(
-    json ? JSON.stringify({ ...report, updatedAt: facts.updatedAt }, null, 2) + '\n' : formatReport(report, facts, at),
+    json
+      ? JSON.stringify({ ...report, updatedAt: facts.updatedAt, ...(page ? { page } : {}) }, null, 2) + '\n'
+      : formatReport(report, facts, at, page),
   );
   return 0;
 }
 
-/** The human-readable report. */
-export function formatReport(r: ClockReport, facts: ClockFacts, nowMs: number): string {
+/** The human-readable report; `page` is the node page's URL from agent.json, when known. */
+export function formatReport(r: ClockReport, facts: ClockFacts, nowMs: number, page?: string): string {
   const ago = (iso: string): string => `${humanDuration(nowMs - Date.parse(iso))} ago`;
   const lines = [`Node:           ${r.node}`];
   if (r.reachable === false) {
@@ -90,5 +99,6 @@ export function formatReport(r: ClockReport, facts: ClockFacts, nowMs: number): 
     lines.push(c.name.padEnd(24) + c.notAfter.padEnd(26) + remaining);
   }
   if (r.certificates.length === 0) lines.push('(none)');
+  if (page) lines.push('', `Node page:      ${page} (served by the agent while it runs)`);
   return lines.join('\n') + '\n';
 }

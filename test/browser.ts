@@ -64,9 +64,13 @@ export interface AxeViolation {
 
 const axeSource = (): string => readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-/** Runs axe-core inside the page (injected from node_modules, nothing fetched) and returns its violations. */
+/**
+ * Runs axe-core inside the page (from node_modules, nothing fetched) and returns its violations. It is evaluated
+ * through the devtools protocol rather than added as a script tag, so a page's Content-Security-Policy (no inline
+ * script) stays in force for the page itself.
+ */
 export async function axeViolations(page: Page): Promise<AxeViolation[]> {
-  await page.addScriptTag({ content: axeSource() });
+  await page.evaluate(axeSource());
   return page.evaluate(async () => {
     const axe = Reflect.get(globalThis, 'axe') as { run(): Promise<{ violations: AxeViolation[] }> };
     const r = await axe.run();
