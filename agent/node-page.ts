@@ -35,24 +35,7 @@ export interface NodeViewInput {
 /** The node page's JSON view (pure; see the module comment). */
 export function nodeStatusView(input: NodeViewInput): NodePageStatus {
   const clock = clockReport(input.facts, input.nowMs);
-  const decl = input.declaration?.object;
-  const results = decl
-    ? (declarationStatus({ decl, run: input.run, now: new Date(input.nowMs).toISOString() }).results ?? [])
-    : [];
-  const byId = new Map(results.map((r) => [r.id, r]));
-  const resources = (decl?.spec.resources ?? []).map((r) => {
-    const res = byId.get(r.id);
-    return {
-      id: r.id,
-      kind: r.kind,
-      owner: r.owner,
-      state: res?.state ?? 'Pending',
-      ...(res?.message !== undefined ? { message: res.message } : {}),
-    };
-  });
-  const services = (decl?.spec.resources ?? []).flatMap((r) =>
-    r.kind === 'Service' ? [serviceView(r.id, r.spec.driver ?? 'process', input.processes.get(r.id))] : [],
-  );
+  const stored = input.declaration;
   const last = input.lastOutcome;
   return {
     node: clock.node,
@@ -68,19 +51,39 @@ export function nodeStatusView(input: NodeViewInput): NodePageStatus {
     ...(clock.deadline !== undefined
       ? { deadline: { notAfter: clock.deadline, budgetSeconds: clock.budgetSeconds ?? 0, setBy: clock.setBy ?? '' } }
       : {}),
-    ...(input.declaration && decl
+    ...(stored
       ? {
           declaration: {
-            desiredGeneration: decl.spec.generation,
+            desiredGeneration: stored.object.spec.generation,
             ...(input.appliedGeneration !== undefined ? { appliedGeneration: input.appliedGeneration } : {}),
-            receivedAt: input.declaration.receivedAt,
+            receivedAt: stored.receivedAt,
           },
         }
       : {}),
-    resources,
-    services,
+    resources: resourcesView(input),
+    services: (stored?.object.spec.resources ?? []).flatMap((r) =>
+      r.kind === 'Service' ? [serviceView(r.id, r.spec.driver ?? 'process', input.processes.get(r.id))] : [],
+    ),
     ...(last ? { lastReconcile: { at: last.at, outcome: last.outcome } } : {}),
   };
+}
+
+/** The declared resources in order with the states the agent reports in the Declaration's status. */
+function resourcesView(input: NodeViewInput): NodePageStatus['resources'] {
+  const decl = input.declaration?.object;
+  if (!decl) return [];
+  const status = declarationStatus({ decl, run: input.run, now: new Date(input.nowMs).toISOString() });
+  const byId = new Map((status.results ?? []).map((r) => [r.id, r]));
+  return decl.spec.resources.map((r) => {
+    const res = byId.get(r.id);
+    return {
+      id: r.id,
+      kind: r.kind,
+      owner: r.owner,
+      state: res?.state ?? 'Pending',
+      ...(res?.message !== undefined ? { message: res.message } : {}),
+    };
+  });
 }
 
 function serviceView(id: string, driver: 'process' | 'systemd', st: ProcessStatus | undefined): NodeServiceView {
@@ -105,7 +108,10 @@ export interface NodeViewSources {
   supervisor: Pick<ProcessSupervisor, 'inspect'>;
 }
 
-/** The running agent's view, as of now: asks its supervisor about each declared `process` Service. */
+/**
+ * The running agent's view, as of now: asks its supervisor about each declared `process` Service (`inspect`, which
+ * adopts a process an earlier agent recorded, as the Service driver's observe does at the next reconcile anyway).
+ */
 export async function currentNodeView(src: NodeViewSources): Promise<NodePageStatus> {
   const declaration = src.store.declaration();
   const processes = new Map<string, ProcessStatus>();
