@@ -104,6 +104,18 @@ test(
     assert.match(await page.locator('#control-plane').innerText(), /Recovery deadline\s+PASSED/);
     const remaining = page.locator('#certificates-table tbody td:nth-child(3)');
     assert.equal(await remaining.first().innerText(), 'EXPIRED');
+    // Keyboard: the skip link first, then each table's scroll region, named by its caption.
+    const focused = async (): Promise<string> =>
+      page.evaluate(() => {
+        const el = document.activeElement;
+        return el?.getAttribute('aria-label') ?? el?.textContent ?? '';
+      });
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'Skip to the node’s state');
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'Certificates held by this node, earliest expiry first');
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'Declared resources, in the order they are applied');
     const bad = (await axeViolations(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
     assert.deepEqual(bad, [], JSON.stringify(bad, null, 2));
     // The agent goes silent: the page says so, and its own clock moves the last answer on ('web' had 3 s left).
