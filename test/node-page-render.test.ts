@@ -54,6 +54,7 @@ const view = (): NodePageStatus => ({
 
 let browser: Browser;
 let srv: MetricsServer;
+let serve: (listen: string) => Promise<MetricsServer>;
 
 before(async () => {
   if (unavailable) return;
@@ -65,7 +66,8 @@ before(async () => {
     outboxItems: () => 0,
   });
   const page = nodePageRoutes({ node: 'node-b', view: async () => view() });
-  srv = await serveMetrics({ listen: '127.0.0.1:0', metrics, health: () => ({ ok: true }), page });
+  serve = (listen) => serveMetrics({ listen, metrics, health: () => ({ ok: true }), page });
+  srv = await serve('127.0.0.1:0');
   browser = await launchBrowser();
 });
 after(async () => {
@@ -127,5 +129,8 @@ test(
       'the certificate with 3 s left at the last answer to read EXPIRED on the page’s own clock',
     );
     assert.match(await page.locator('#view-age').innerText(), /^Last answer from the agent: \d+s ago\.$/);
+    // The agent is back on its port: the page is live again by itself.
+    srv = await serve(`127.0.0.1:${srv.port}`);
+    await page.locator('#agent-state', { hasText: /^Live: the agent answers/ }).waitFor({ timeout: 30_000 });
   },
 );

@@ -33,7 +33,7 @@ export function resourceState(state: string): HTMLSpanElement {
     case 'Conflict':
       return stateWord('Conflict: not owned by this agent', 'bad');
     default:
-      return stateWord(`${state === 'Failed' ? 'Failed' : state}`, 'bad');
+      return stateWord(state, 'bad'); // Failed
   }
 }
 

@@ -34,6 +34,8 @@ const main = h('main', { id: 'main' }, ...sections.map((s) => s.el));
 
 let fetchedAt = 0;
 let tickers: Ticker[] = [];
+/** Whether the last request got an answer (undefined before the first), and since when it has not. */
+let live: boolean | undefined;
 let failingSince: number | undefined;
 
 document.body.append(
@@ -88,15 +90,15 @@ async function poll(): Promise<void> {
     const res = await fetch('/status.json', { cache: 'no-store', signal: AbortSignal.timeout(TIMEOUT_MS) });
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
     show((await res.json()) as NodePageStatus);
-    if (failingSince !== undefined || agentState.dataset.live !== 'true') {
+    if (live !== true) {
+      live = true;
       failingSince = undefined;
-      agentState.dataset.live = 'true';
       showAgentState();
     }
   } catch {
-    if (failingSince === undefined) {
+    if (live !== false) {
+      live = false;
       failingSince = Date.now();
-      agentState.dataset.live = 'false';
       showAgentState();
     }
   }
