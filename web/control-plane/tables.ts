@@ -83,7 +83,13 @@ export function assignmentsTable(assignments: Assignment[]): HTMLElement {
     if (!c) return state('unknown', 'Not reported');
     const kind = c.status === 'True' ? 'ok' : c.status === 'False' ? 'bad' : 'unknown';
     const word = c.status === 'True' ? 'Applied' : c.status === 'False' ? 'Not applied' : 'Unknown';
-    return h('span', {}, state(kind, word), c.reason ? ` (${c.reason})` : '', c.message ? `: ${c.message}` : '');
+    return h(
+      'span',
+      {},
+      state(kind, word),
+      c.reason && c.reason !== word ? ` (${c.reason})` : '',
+      c.message ? `: ${c.message}` : '',
+    );
   };
   const rows = [...assignments]
     .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))
