@@ -49,8 +49,15 @@ test(
     const admin = mesh.admin(cp);
     await admin.patch('meshes', 'mesh', { spec: { reachabilityGracePeriod: `${GRACE_MS / 1000}s` } });
     // node-b is the overlay hub (as `meshctl init` declares it), and node-a runs an assignment.
-    const m = await admin.get('meshes', 'mesh');
-    await admin.updateStatus('meshes', { ...m, status: { ...(m.status ?? {}), hubNode: 'node-b' } });
+    // (The control plane writes the Mesh's status too: retry on a conflict.)
+    await waitFor(
+      async () => {
+        const m = await admin.get('meshes', 'mesh');
+        return admin.updateStatus('meshes', { ...m, status: { ...(m.status ?? {}), hubNode: 'node-b' } });
+      },
+      20_000,
+      'the Mesh status to name node-b the hub',
+    );
     await applyObject(admin, 'modules', moduleObject('note', '1.0.0', NOTE));
     await applyObject(admin, 'assignments', assignmentObject('note-on-node-a', 'note', 'node-a'));
     const agents = Object.fromEntries(await Promise.all(NODES.map(async (n) => [n, await mesh.agent(n, cp)] as const)));
@@ -58,8 +65,22 @@ test(
     t.after(() => browser.close());
     const page = await browser.newPage();
 
-    // 1. Sign in through the form: a wrong token is refused in words, the admin token lets the page in.
+    // Every request the page makes to the API, to show that it lists once per connection and then only watches.
+    const lists: string[] = [];
+    page.on('request', (r) => {
+      const u = new URL(r.url());
+      if (u.pathname.startsWith('/apis/') && !u.searchParams.has('watch')) lists.push(u.pathname);
+    });
+
+    // 0. Keyboard: the skip link, then the token field, are the first stops.
     await page.goto(`${cp.url}/ui/`);
+    await page.getByLabel('Admin token').waitFor({ timeout: 20_000 });
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to the status');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'token');
+
+    // 1. Sign in through the form: a wrong token is refused in words, the admin token lets the page in.
     const token = page.getByLabel('Admin token');
     await token.fill('not-the-admin-token');
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -88,6 +109,8 @@ test(
       'the assignment shown Applied',
     );
     assert.match(await connection(page), /^Connected since \d\d:\d\d:\d\d; live\.$/);
+    const listsWhenConnected = lists.length;
+    assert.ok(listsWhenConnected >= 5, `the page listed each kind once on connecting: ${lists.join(', ')}`);
     await page.evaluate(() => Reflect.set(globalThis, 'notReloaded', true));
 
     // 3. node-b's agent dies: its row turns Unreachable within the grace period, without a reload.
@@ -100,6 +123,11 @@ test(
     );
     t.diagnostic(`node-b shown unreachable ${Date.now() - killedAt} ms after the kill (grace ${GRACE_MS} ms)`);
     assert.equal(await page.evaluate(() => Reflect.get(globalThis, 'notReloaded')), true, 'the page was not reloaded');
+    assert.equal(
+      lists.length,
+      listsWhenConnected,
+      `no list requests while connected (watch only): ${lists.join(', ')}`,
+    );
     assert.match((await nodeRows(page))['node-a'][1], /^Reachable/);
     assert.match(
       await page.locator('section[aria-labelledby="h-stops"]').innerText(),

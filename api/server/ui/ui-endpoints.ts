@@ -11,6 +11,7 @@
  *
  * The cookie lets the browser READ the API as the admin (ui-access.ts); every write still needs the bearer token.
  */
+import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../../meta/api-error.ts';
 import type { Clock } from '../../meta/clock.ts';
@@ -62,7 +63,11 @@ export function createUiEndpoints(opts: UiOptions): UiEndpoints {
     ...(opts.sessionTtlMs ? { ttlMs: opts.sessionTtlMs } : {}),
   });
   const links = new SignInLinks(opts.clock, opts.linkTtlMs);
-  const isAdminToken = (token: string): boolean => hashToken(token) === opts.adminTokenSha256();
+  const isAdminToken = (token: string): boolean => {
+    const presented = Buffer.from(hashToken(token), 'hex');
+    const expected = Buffer.from(opts.adminTokenSha256(), 'hex');
+    return presented.length === expected.length && timingSafeEqual(presented, expected);
+  };
   const signIn = (res: ServerResponse, code: number, headers: Record<string, string> = {}): void => {
     const s = sessions.issue();
     res.writeHead(code, { ...PAGE_HEADERS, 'set-cookie': sessions.setCookie(s.value, s.expires), ...headers }).end();
