@@ -54,6 +54,17 @@ export function isUiPath(pathname: string): boolean {
 
 const PAGE = 'control-plane';
 
+/** A `/ui/` handler. */
+type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>;
+
+/** What the handlers share. */
+interface UiContext {
+  sessions: UiSessions;
+  links: SignInLinks;
+  isAdminToken(token: string): boolean;
+  logger: Logger;
+}
+
 /** Builds the page's endpoints. */
 export function createUiEndpoints(opts: UiOptions): UiEndpoints {
   const sessions = new UiSessions({
@@ -62,46 +73,17 @@ export function createUiEndpoints(opts: UiOptions): UiEndpoints {
     clock: opts.clock,
     ...(opts.sessionTtlMs ? { ttlMs: opts.sessionTtlMs } : {}),
   });
-  const links = new SignInLinks(opts.clock, opts.linkTtlMs);
   const isAdminToken = (token: string): boolean => {
     const presented = Buffer.from(hashToken(token), 'hex');
     const expected = Buffer.from(opts.adminTokenSha256(), 'hex');
     return presented.length === expected.length && timingSafeEqual(presented, expected);
   };
-  const signIn = (res: ServerResponse, code: number, headers: Record<string, string> = {}): void => {
-    const s = sessions.issue();
-    res.writeHead(code, { ...PAGE_HEADERS, 'set-cookie': sessions.setCookie(s.value, s.expires), ...headers }).end();
-  };
-  const routes: Record<string, (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>> = {
-    'GET /ui/': async (_req, res) => send(res, 'text/html; charset=utf-8', pageShell(shellOpts())),
-    [`GET /ui/${PAGE}.js`]: async (_req, res) =>
-      send(res, 'text/javascript; charset=utf-8', (await webAssets(PAGE)).js),
-    [`GET /ui/${PAGE}.css`]: async (_req, res) => send(res, 'text/css; charset=utf-8', (await webAssets(PAGE)).css),
-    'POST /ui/session': async (req, res) => {
-      if (!isAdminToken(await tokenFrom(req))) throw wrongToken();
-      opts.logger.info('Signed in to the status page', { with: 'admin token' });
-      signIn(res, 204);
-    },
-    'POST /ui/sign-out': async (_req, res) =>
-      void res.writeHead(204, { ...PAGE_HEADERS, 'set-cookie': clearCookie() }).end(),
-    'POST /ui/sign-in-links': async (req, res) => {
-      const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-      if (!m?.[1] || !isAdminToken(m[1]))
-        throw new ApiError({ reason: 'Unauthorized', message: 'Unauthorized: a sign-in link needs the admin token' });
-      const link = links.create();
-      opts.logger.info('Created a sign-in link', { expires: new Date(link.expires).toISOString() });
-      sendJson(res, 201, { path: `/ui/sign-in?code=${link.code}`, expires: new Date(link.expires).toISOString() });
-    },
-    'GET /ui/sign-in': async (_req, res, url) => {
-      const refused = links.redeem(url.searchParams.get('code') ?? '');
-      opts.logger.info(refused ? 'Refused a sign-in link' : 'Signed in to the status page', {
-        with: 'one-time link',
-        ...(refused ? { why: refused } : {}),
-      });
-      if (!refused) return signIn(res, 303, { location: '/ui/' });
-      send(res, 'text/html; charset=utf-8', refusedLinkPage(refused), 403);
-    },
-  };
+  const routes = uiRoutes({
+    sessions,
+    links: new SignInLinks(opts.clock, opts.linkTtlMs),
+    isAdminToken,
+    logger: opts.logger,
+  });
   return {
     authenticate: cookieReads(sessions),
     async serve(req, res, url) {
@@ -121,6 +103,47 @@ export function createUiEndpoints(opts: UiOptions): UiEndpoints {
       await handler(req, res, url);
     },
   };
+}
+
+/** The handlers by `METHOD path`. */
+function uiRoutes(c: UiContext): Record<string, Handler> {
+  return {
+    'GET /ui/': async (_req, res) => send(res, 'text/html; charset=utf-8', pageShell(shellOpts())),
+    [`GET /ui/${PAGE}.js`]: async (_req, res) =>
+      send(res, 'text/javascript; charset=utf-8', (await webAssets(PAGE)).js),
+    [`GET /ui/${PAGE}.css`]: async (_req, res) => send(res, 'text/css; charset=utf-8', (await webAssets(PAGE)).css),
+    'POST /ui/session': async (req, res) => {
+      if (!c.isAdminToken(await tokenFrom(req))) throw wrongToken();
+      c.logger.info('Signed in to the status page', { with: 'admin token' });
+      signIn(c.sessions, res, 204);
+    },
+    'POST /ui/sign-out': async (_req, res) =>
+      void res.writeHead(204, { ...PAGE_HEADERS, 'set-cookie': clearCookie() }).end(),
+    'POST /ui/sign-in-links': async (req, res) => {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+      if (!m?.[1] || !c.isAdminToken(m[1]))
+        throw new ApiError({ reason: 'Unauthorized', message: 'Unauthorized: a sign-in link needs the admin token' });
+      const link = c.links.create();
+      const expires = new Date(link.expires).toISOString();
+      c.logger.info('Created a sign-in link', { expires });
+      sendJson(res, 201, { path: `/ui/sign-in?code=${link.code}`, expires });
+    },
+    'GET /ui/sign-in': async (_req, res, url) => {
+      const refused = c.links.redeem(url.searchParams.get('code') ?? '');
+      c.logger.info(refused ? 'Refused a sign-in link' : 'Signed in to the status page', {
+        with: 'one-time link',
+        ...(refused ? { why: refused } : {}),
+      });
+      if (!refused) return signIn(c.sessions, res, 303, { location: '/ui/' });
+      send(res, 'text/html; charset=utf-8', refusedLinkPage(refused), 403);
+    },
+  };
+}
+
+/** Answers with a new session cookie (and `headers`, e.g. a redirect). */
+function signIn(sessions: UiSessions, res: ServerResponse, code: number, headers: Record<string, string> = {}): void {
+  const s = sessions.issue();
+  res.writeHead(code, { ...PAGE_HEADERS, 'set-cookie': sessions.setCookie(s.value, s.expires), ...headers }).end();
 }
 
 function shellOpts(): { title: string; base: string; name: string } {
