@@ -36,6 +36,10 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: 'Show the recovery clock: reachability, certificates, deadline, budget, backups (--check for cron)',
     load: () => import('./status.ts'),
   },
+  dashboard: {
+    summary: "Open the control plane's status page (prints a one-time sign-in link)",
+    load: () => import('./dashboard.ts'),
+  },
   version: { summary: 'Print the client and server versions', load: () => import('./version.ts') },
   token: {
     summary: 'Create, list and delete join tokens (lets a machine join the mesh)',

@@ -20,7 +20,7 @@ const node = (name: string, reachable: boolean): Node => ({
   apiVersion: 'meshctl.dev/v1alpha1',
   kind: 'Node',
   metadata: { name },
-  status: { reachable, lastSeen: iso(NOW - 5000) },
+  status: { reachable, since: iso(NOW - 60_000), lastSeen: iso(NOW - 5000) },
 });
 const cert = (name: string, notAfter: number): Certificate => ({
   apiVersion: 'meshctl.dev/v1alpha1',
@@ -84,6 +84,9 @@ test('unreachable: says so, uses the local agent clock, and the table shows what
 
 test('an unreachable hub stops non-co-located overlay paths only', () => {
   const out = statusReport(input({ mesh: mesh(NOW + 30 * DAY, NOW), nodes: [node('a', true), node('hub', false)] }));
-  assert.match(out.text, /non-co-located overlay paths +STOPPED \(the hub \(hub\) is the route\)/);
+  assert.match(
+    out.text,
+    /non-co-located overlay paths +STOPPED \(hub hub unreachable since 2026-12-01T11:59:00.000Z\)/,
+  );
   assert.match(out.text, /a new node joining +working/);
 });

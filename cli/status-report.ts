@@ -9,6 +9,8 @@ import { humanDuration } from '../api/meta/human-duration.ts';
 import type { Certificate, Mesh, Node } from '../api/v1alpha1/generated/index.ts';
 import { clockReport, type ClockFacts } from '../api/wire/node-clock.ts';
 import { findCondition } from '../api/meta/conditions.ts';
+import { recoveryDeadlineOf } from '../api/v1alpha1/recovery-deadline.ts';
+import { whatStops, type WhatStopsRow } from '../api/v1alpha1/what-stops.ts';
 
 /** What status.ts read. `error` is set when the control plane could not be reached. */
 export interface StatusInput {
@@ -32,19 +34,6 @@ export interface StatusOutput {
 
 const ago = (now: number, iso: string | undefined): string =>
   iso ? `${iso} (${humanDuration(now - Date.parse(iso))} ago)` : 'never';
-
-/** The recovery deadline: Mesh.status's, else the earliest Certificate notAfter known. */
-export function deadlineOf(input: StatusInput): { deadline?: string; setBy: string } {
-  const d = input.mesh?.status?.recoveryDeadline;
-  const by = input.mesh?.status?.recoveryDeadlineSetBy;
-  if (d) return { deadline: d, setBy: by ? `${by.kind} ${by.name}${by.node ? ` on ${by.node}` : ''}` : 'Mesh.status' };
-  const first = input.certificates
-    .filter((c) => c.status?.notAfter)
-    .sort((a, b) => Date.parse(a.status!.notAfter!) - Date.parse(b.status!.notAfter!))[0];
-  return first
-    ? { deadline: first.status!.notAfter, setBy: `certificate ${first.metadata.name} (Mesh.status not filled)` }
-    : { setBy: 'no certificate with a notAfter' };
-}
 
 function controlPlaneLines(input: StatusInput): string[] {
   if (!input.error) return [`Control plane:   reachable at ${input.server}`];
@@ -89,25 +78,17 @@ function certificateLines(input: StatusInput): string[] {
   return lines;
 }
 
-/** ADR 0053's table, each row "stopped" or "working" right now. */
+/** ADR 0053's table (api/v1alpha1/what-stops.ts), each row "STOPPED (why)" or "working" right now. */
 export function stoppedTable(input: StatusInput): string[] {
-  const down = input.error !== undefined;
-  const hub = input.mesh?.status?.hubNode;
-  const hubNode = input.nodes.find((n) => n.metadata.name === hub);
-  const hubDown = down || (hub !== undefined && hubNode?.status?.reachable === false);
-  const row = (what: string, stopped: boolean, why: string): string =>
-    `  ${what.padEnd(52)}${stopped ? `STOPPED (${why})` : 'working'}`;
-  return [
-    '',
-    'What is stopped right now (ADR 0053):',
-    row('new assignments, new modules, new versions', down, 'the API is gone'),
-    row('new grants (routes) and certificate provisioning', down, 'the control plane issues and renews'),
-    row('a new node joining', down, 'the join token is checked by the control plane'),
-    row('collection of health, logs and reports', down, 'agents buffer on disk and flush on return'),
-    row('non-co-located overlay paths', hubDown, `the hub${hub ? ` (${hub})` : ''} is the route`),
-    row('co-located direct peers', false, ''),
-    row('everything already assigned, on every node', false, ''),
-  ];
+  const rows = whatStops({
+    controlPlaneDown: input.error !== undefined,
+    ...(input.local?.unreachableSince ? { downSince: input.local.unreachableSince } : {}),
+    ...(input.mesh ? { mesh: input.mesh } : {}),
+    nodes: input.nodes,
+  });
+  const state = (r: WhatStopsRow): string =>
+    r.stopped ? `STOPPED (${r.why}${r.since ? ` since ${r.since}` : ''})` : 'working';
+  return ['', 'What is stopped right now (ADR 0053):', ...rows.map((r) => `  ${r.what.padEnd(52)}${state(r)}`)];
 }
 
 /** The whole report and the `--check` problems. */
@@ -115,7 +96,7 @@ export function statusReport(input: StatusInput): StatusOutput {
   const problems: string[] = [];
   if (input.error) problems.push(`the control plane at ${input.server} is unreachable`);
   const lines = controlPlaneLines(input);
-  const { deadline, setBy } = deadlineOf(input);
+  const { deadline, setBy } = recoveryDeadlineOf(input.mesh, input.certificates);
   if (deadline) {
     const budget = Date.parse(deadline) - input.now;
     const shown = budget <= 0 ? `PASSED ${humanDuration(-budget)} ago` : humanDuration(budget);

@@ -34,6 +34,9 @@ import { EXIT_USAGE, UsageError } from '../api/meta/usage-error.ts';
 import type { InflightLimits } from '../api/server/http/inflight.ts';
 import { ServingRenewal } from '../api/server/pki/serving-renewal.ts';
 import { addCertificateControllers, certificateEndpoints } from './certificate-wiring.ts';
+import { createUiEndpoints } from '../api/server/ui/ui-endpoints.ts';
+import { loadSessionKey } from '../api/server/ui/ui-session.ts';
+import { realClock } from '../api/meta/clock.ts';
 
 const USAGE = `Usage: mesh-control-plane [--data-dir DIR] [--listen HOST:PORT] [--node NAME] [--san NAME]... [--restore] [--insecure-http]
                           [--max-requests-inflight N] [--max-watches-per-client N]
@@ -183,6 +186,13 @@ async function run(flags: Flags): Promise<void> {
     ...access,
     certificates,
     backups,
+    // The status page under /ui/; its session key is kept in the data dir, so sessions outlive a restart.
+    ui: createUiEndpoints({
+      key: loadSessionKey(flags.dataDir),
+      adminTokenSha256: () => files.adminTokenSha256,
+      clock: realClock,
+      logger,
+    }),
     metrics: () => metrics.render(),
     logsDir: join(flags.dataDir, 'logs'),
     inflight: flags.inflight,

@@ -4,6 +4,7 @@
 // used, so a command that does not need one (e.g. `meshctl get` and the certificate library) never loads it.
 import { build } from 'esbuild';
 import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { buildWebPage } from './web-build.mjs';
 
 const entries = {
@@ -60,8 +61,9 @@ for (const [src, name] of Object.entries(cliSplits)) {
   await build({ ...common, entryPoints: { [name]: `cli/${src.slice(2)}` }, outdir: 'dist', banner: banner(name) });
 }
 // The status pages (web/<name>/main.ts) → dist/web/<name>.js and .css, served by the programs (api/web/assets.ts).
+// An absolute outdir: web-build.mjs works from the repository root, and dist/ is the one of the current directory.
 for (const name of readdirSync('web').filter((d) => existsSync(`web/${d}/main.ts`))) {
-  await buildWebPage(name, 'dist/web');
+  await buildWebPage(name, resolve('dist/web'));
 }
 writeFileSync('dist/package.json', JSON.stringify({ type: 'commonjs' }) + '\n');
 

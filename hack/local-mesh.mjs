@@ -216,6 +216,11 @@ async function main() {
   console.log(meshctl(meshconfig, 'get', 'assignments'));
   console.log(meshctl(meshconfig, 'get', 'routes'));
   console.log(meshctl(meshconfig, 'status'));
+  // The status page on the control plane's listener, and a one-time sign-in link to it (meshctl dashboard).
+  console.log(meshctl(meshconfig, 'dashboard', '--no-open'));
+  console.log(
+    'The link works once, for two minutes (the browser asks to accept the mesh CA); `meshctl dashboard` makes a new one.\n',
+  );
   console.log('The example route, served by node-a with a certificate from the mesh CA (the internal issuer):');
   console.log(
     `  curl --cacert ${join(home, 'control-plane', 'pki', 'ca.crt')} --resolve hello.mesh.test:8443:127.0.0.1 https://hello.mesh.test:8443/\n`,

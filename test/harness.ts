@@ -16,9 +16,11 @@ import { bearerAuthenticator, hashToken, type Authorizer, type Identity } from '
 import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/pki/first-start.ts';
 import { listen } from '../api/server/listen.ts';
 import { meshAccess } from '../api/server/access/mesh-access.ts';
+import { createUiEndpoints, type UiEndpoints } from '../api/server/ui/ui-endpoints.ts';
+import { loadSessionKey } from '../api/server/ui/ui-session.ts';
 import type { JoinRate } from '../api/server/access/join-handler.ts';
 import type { EventLimits } from '../api/server/access/event-quota.ts';
-import type { Clock } from '../api/meta/clock.ts';
+import { realClock, type Clock } from '../api/meta/clock.ts';
 import { silentLogger, type Logger } from '../api/meta/logger.ts';
 import { createBackupService, type BackupService } from '../api/server/backup/backup-service.ts';
 import { openStore, type FileStore, type OpenStoreOptions } from '../api/store/index.ts';
@@ -75,6 +77,8 @@ export interface StartServerOptions {
   logger?: Logger;
   /** Serve the backup endpoints (api/server/backup/), with `clock` when given. */
   backups?: boolean;
+  /** Serve the status page under `/ui/` (api/server/ui/), with `clock` when given. */
+  ui?: boolean;
 }
 
 /** A running in-process server. */
@@ -96,6 +100,16 @@ export interface TestServer {
   request(method: string, path: string, body?: unknown, headers?: Record<string, string | null>): Promise<HttpResult>;
   /** Closes server and store; removes the data dir unless it was passed in. */
   stop(): Promise<void>;
+}
+
+/** The status page's endpoints over the data dir's session key, as the control plane builds them. */
+function uiEndpoints(dataDir: string, adminTokenSha256: string, opts: StartServerOptions): UiEndpoints {
+  return createUiEndpoints({
+    key: loadSessionKey(dataDir),
+    adminTokenSha256: () => adminTokenSha256,
+    clock: opts.clock ?? realClock,
+    logger: opts.logger ?? silentLogger,
+  });
 }
 
 /** Starts the real app, store and PKI on 127.0.0.1, port 0 (HTTPS unless `insecure`). */
@@ -141,6 +155,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
     ...(certificates ? { certificates } : {}),
     ...(opts.metrics ? { metrics: opts.metrics } : {}),
     ...(backups ? { backups } : {}),
+    ...(opts.ui ? { ui: uiEndpoints(dataDir, files.adminTokenSha256, opts) } : {}),
   });
   const tls = opts.insecure ? undefined : { cert: files.serving.certPem, key: files.serving.keyPem };
   const server = await listen({ app, host: '127.0.0.1', port: 0, ...(tls ? { tls } : {}) });

@@ -29,6 +29,7 @@ import { serveWatch, WatchRegistry } from './resources/watch.ts';
 import { serveCertificateEndpoint, type CertificateEndpoints } from './certs/certificate-endpoints.ts';
 import { isBackupEndpoint, serveBackupEndpoint } from './backup/backup-endpoints.ts';
 import type { BackupService } from './backup/backup-service.ts';
+import { isUiPath, type UiEndpoints } from './ui/ui-endpoints.ts';
 
 /** Options of `createApp`. */
 export interface AppOptions {
@@ -49,6 +50,8 @@ export interface AppOptions {
   metrics?: () => string;
   /** Taking and pulling backups (backup/backup-endpoints.ts); absent: `POST backups` is the plain resource API. */
   backups?: BackupService;
+  /** The status page under `/ui/` and its session cookie's reads (ui/ui-endpoints.ts); absent: not served. */
+  ui?: UiEndpoints;
   /** Request body limit in bytes (default 3 MiB); larger bodies get 413. */
   maxBodyBytes?: number;
   /** Interval of watch heartbeats and bookmarks in ms (default 15 000). */
@@ -78,7 +81,7 @@ export interface App {
 export function createApp(opts: AppOptions): App {
   const cfg = {
     store: opts.store,
-    authenticate: opts.authenticate,
+    authenticate: withSession(opts.authenticate, opts.ui),
     authorize: opts.authorize ?? adminOnly,
     maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     heartbeatMs: opts.watchHeartbeatMs ?? 15_000,
@@ -93,6 +96,7 @@ export function createApp(opts: AppOptions): App {
     backups: opts.backups,
     logs: opts.logsDir ? new LogFiles({ dir: opts.logsDir }) : undefined,
     certificates: opts.certificates,
+    ui: opts.ui,
     extraMetrics: opts.metrics,
   };
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
@@ -131,9 +135,10 @@ export type AppConfig = Required<
     | 'certificates'
     | 'metrics'
     | 'backups'
+    | 'ui'
   >
 > &
-  Pick<AppOptions, 'storeFor' | 'join' | 'certificates' | 'backups'> & {
+  Pick<AppOptions, 'storeFor' | 'join' | 'certificates' | 'backups' | 'ui'> & {
     /** More exposition text `/metrics` appends (the controllers' gauges). */
     extraMetrics?: () => string;
     heartbeatMs: number;
@@ -157,6 +162,10 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
   if (route?.type === 'join' && cfg.join) {
     cfg.limiter.admit(res, 'anonymous', false);
     return serveJoin(cfg.join, route.endpoint, req, res, method);
+  }
+  if (cfg.ui && isUiPath(url.pathname)) {
+    cfg.limiter.admit(res, 'anonymous', false);
+    return cfg.ui.serve(req, res, url);
   }
   const identity = cfg.authenticate(req);
   if (!identity) throw unauthorized();
@@ -284,6 +293,11 @@ function forRequest(cfg: AppConfig, identity: Identity, url: URL): AppConfig {
     store: cfg.storeFor ? cfg.storeFor(identity, cfg.store) : cfg.store,
     authorize: fieldSelector ? (id, attrs) => cfg.authorize(id, { ...attrs, fieldSelector }) : cfg.authorize,
   };
+}
+
+/** The bearer authenticator, then (when the page is served) the session cookie's reads. */
+function withSession(bearer: Authenticator, ui: UiEndpoints | undefined): Authenticator {
+  return ui ? (req) => bearer(req) ?? ui.authenticate(req) : bearer;
 }
 
 /** Parses the request target; only origin-form (`/path?query`) is accepted. */

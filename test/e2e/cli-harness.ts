@@ -51,7 +51,7 @@ export interface RunningCli {
 /** Builds meshctl with hack/build.mjs into a temp dir (see the file comment). */
 export async function buildCli(): Promise<BuiltCli> {
   const dir = mkdtempSync(join(tmpdir(), 'meshctl-cli-build-'));
-  for (const name of ['api', 'cli', 'controllers', 'agent', 'package.json', 'node_modules']) {
+  for (const name of ['api', 'cli', 'controllers', 'agent', 'web', 'package.json', 'node_modules']) {
     if (existsSync(join(REPO_ROOT, name))) symlinkSync(join(REPO_ROOT, name), join(dir, name));
   }
   const build = spawnNode([join(REPO_ROOT, 'hack', 'build.mjs')], { cwd: dir });

@@ -78,6 +78,14 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
   assert.equal(hello.status, 200);
   assert.match(hello.body, /^hello from https at /);
   assert.match(mesh.stdout(), /Outage budget: +\d+d/);
+  // ... and the status page with a one-time sign-in link (meshctl dashboard --no-open).
+  assert.match(mesh.stdout(), /^The status page: https:\/\/127\.0\.0\.1:\d+\/ui\/$/m);
+  const link = /^ {2}https:\/\/127\.0\.0\.1:(\d+)(\/ui\/sign-in\?code=[\w-]+)$/m.exec(mesh.stdout());
+  assert.ok(link, `no sign-in link in:\n${mesh.stdout()}`);
+  const signIn = await httpsGet(Number(link[1]), '127.0.0.1', ca, link[2]);
+  assert.equal(signIn.status, 303, 'the printed link signs in once');
+  const script = await httpsGet(Number(link[1]), '127.0.0.1', ca, '/ui/control-plane.js');
+  assert.equal(script.status, 200, 'the bundled control plane serves the page built into dist/web');
   assert.match(
     mesh.stdout(),
     /curl --cacert \S+ca\.crt --resolve hello\.mesh\.test:8443:127\.0\.0\.1 https:\/\/hello\.mesh\.test:8443\//,
