@@ -3,7 +3,7 @@
  * is the system's (`apt-get install chromium`, see .ci/run). Flags follow what this kind of machine needs:
  * no sandbox as root, and no background networking (a closed network refuses Chromium's own connections).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -81,4 +81,15 @@ export async function axeViolations(page: Page): Promise<AxeViolation[]> {
       nodes: v.nodes.map((n) => ({ target: n.target })),
     }));
   });
+}
+
+/**
+ * Where a test writes its screenshot `name` (e.g. `node-page.png`): `$MESHCTL_SCREENSHOTS` when set (the README's
+ * images: `MESHCTL_SCREENSHOTS=docs/screenshots`), else a folder under the temp dir — so a test run leaves the
+ * committed images alone. The folder is created.
+ */
+export function screenshotPath(name: string): string {
+  const dir = process.env.MESHCTL_SCREENSHOTS ?? join(tmpdir(), 'meshctl-screenshots');
+  mkdirSync(dir, { recursive: true });
+  return join(dir, name);
 }

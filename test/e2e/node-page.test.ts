@@ -4,16 +4,16 @@
 // port, shows the node, the declared resources in the Declaration's order, the service's real pid and restarts,
 // the generation applied and the certificate; axe finds nothing serious; no secret is in it. With the control
 // plane SIGKILLed the page shows the unreachable time and it grows without a reload; with the agent SIGKILLed the
-// page says the agent is not answering. The screenshot in the README is written here.
+// page says the agent is not answering. The screenshot in the README is written here (test/browser.ts screenshotPath).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { routeFiles } from '../../api/v1alpha1/render-routes.ts';
 import { servicePid, waitFor } from '../../agent/testing.ts';
-import { axeViolations, browserUnavailable, launchBrowser } from '../browser.ts';
+import { axeViolations, browserUnavailable, launchBrowser, screenshotPath } from '../browser.ts';
 import { REPO_ROOT } from '../harness.ts';
 import {
   applyObject,
@@ -167,8 +167,7 @@ test(
       encoding: 'utf8',
     });
     assert.ok(text.stdout.includes(`Node page:      ${a.agent.metrics}/ `), text.stdout + text.stderr);
-    mkdirSync(join(REPO_ROOT, 'docs/screenshots'), { recursive: true });
-    await page.screenshot({ path: join(REPO_ROOT, 'docs/screenshots/node-page.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('node-page.png'), fullPage: true });
 
     // SIGKILL the agent: the page says it is not answering (the last answer stays, its age growing).
     await a.agent.kill('SIGKILL');

@@ -5,15 +5,13 @@
  * turns unreachable on the page without a reload; a SIGKILLed control plane is shown as lost with the data
  * marked stale; restarted on the same data dir and port, the page reconnects by itself (its session cookie
  * outlives the restart) and shows a change made after the restart. axe-core finds nothing serious; the test
- * writes docs/screenshots/control-plane-page.png.
+ * writes the screenshot control-plane-page.png (test/browser.ts screenshotPath: the README's with MESHCTL_SCREENSHOTS=docs/screenshots).
  */
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { waitFor } from '../../agent/testing.ts';
-import { axeViolations, browserUnavailable, launchBrowser } from '../browser.ts';
-import { REPO_ROOT } from '../harness.ts';
+import { axeViolations, browserUnavailable, launchBrowser, screenshotPath } from '../browser.ts';
 import { applyObject, assignmentObject, createMesh, moduleObject } from './mesh-helpers.ts';
 
 const unavailable = browserUnavailable();
@@ -137,7 +135,7 @@ test(
     // 4. Accessible, and the screenshot for the README.
     const serious = (await axeViolations(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
     assert.deepEqual(serious, [], JSON.stringify(serious, null, 2));
-    await page.screenshot({ path: join(REPO_ROOT, 'docs', 'screenshots', 'control-plane-page.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('control-plane-page.png'), fullPage: true });
     const html = await page.content();
     assert.ok(!html.includes(cp.config.token!), 'the page shows no token');
 
