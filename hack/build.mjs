@@ -59,8 +59,9 @@ for (const [name, src] of built) {
 for (const [src, name] of Object.entries(cliSplits)) {
   await build({ ...common, entryPoints: { [name]: `cli/${src.slice(2)}` }, outdir: 'dist', banner: banner(name) });
 }
-// The status pages (web/<name>/main.ts) → dist/web/<name>.js and .css, served by the programs (api/web/assets.ts).
-for (const name of readdirSync('web').filter((d) => existsSync(`web/${d}/main.ts`))) {
+// The status pages (web/<name>/main.ts) → dist/web/<name>.js and .css, served by the programs (api/web/assets.ts);
+// a tree without web/ (the CLI tests build from a copy holding only the programs' folders) builds none.
+for (const name of (existsSync('web') ? readdirSync('web') : []).filter((d) => existsSync(`web/${d}/main.ts`))) {
   await buildWebPage(name, 'dist/web');
 }
 writeFileSync('dist/package.json', JSON.stringify({ type: 'commonjs' }) + '\n');
