@@ -84,6 +84,7 @@ export class Http1Client {
           })
         : net().connect({ host: o.hostname, port: o.port });
     this.#all.add(socket);
+    socket.setNoDelay(true); // as node:http's requests do: a request is written whole, never held back (Nagle)
     // Errors while a request is out reach its listener; one while idle only closes the connection.
     socket.on('error', () => undefined);
     socket.once('close', () => {
@@ -141,6 +142,7 @@ export class Http1Client {
 
   /** Keeps an answered connection for the next request; it does not keep the process alive meanwhile. */
   #release(socket: Socket): void {
+    socket.setKeepAlive(true, 1000); // as node:http's keep-alive agent does for its free sockets
     socket.unref();
     this.#idle.push(socket);
   }
