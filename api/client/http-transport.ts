@@ -41,6 +41,8 @@ export function isUnreachable(e: unknown): boolean {
 /** Sends requests to one control plane over kept-alive connections. */
 export class HttpTransport {
   private readonly url: URL;
+  /** The URL's host name without the brackets of an IPv6 address. */
+  private readonly hostname: string;
   private readonly plain: Http1Client;
   /** node:https's (or node:http's) keep-alive agent for streams, made when the first one is opened. */
   private agent?: StreamAgent;
@@ -62,17 +64,14 @@ export class HttpTransport {
         message: `unsupported server URL "${opts.config.server}": expected https:// or http://`,
       });
     }
+    this.hostname = this.url.hostname.replace(/^\[(.*)\]$/, '$1');
     this.plain = new Http1Client({
       protocol: this.url.protocol,
-      hostname: this.hostname(),
+      hostname: this.hostname,
       port: Number(this.url.port) || (this.url.protocol === 'https:' ? 443 : 80),
       ca: opts.config.caData,
       timeoutMs: opts.config.timeoutMs ?? 30_000,
     });
-  }
-
-  private hostname(): string {
-    return this.url.hostname.replace(/^\[(.*)\]$/, '$1');
   }
 
   /** Sends a request and resolves with the parsed JSON body of a 2xx answer; rejects with ApiError. */
@@ -145,7 +144,7 @@ export class HttpTransport {
       const r = request(
         {
           protocol: this.url.protocol,
-          hostname: this.hostname(),
+          hostname: this.hostname,
           port: this.url.port || undefined,
           path: this.url.pathname.replace(/\/$/, '') + req.path,
           method: req.method,
