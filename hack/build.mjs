@@ -62,7 +62,8 @@ for (const [src, name] of Object.entries(cliSplits)) {
 }
 // The status pages (web/<name>/main.ts) → dist/web/<name>.js and .css, served by the programs (api/web/assets.ts).
 // An absolute outdir: web-build.mjs works from the repository root, and dist/ is the one of the current directory.
-for (const name of readdirSync('web').filter((d) => existsSync(`web/${d}/main.ts`))) {
+// A tree without web/ builds none.
+for (const name of (existsSync('web') ? readdirSync('web') : []).filter((d) => existsSync(`web/${d}/main.ts`))) {
   await buildWebPage(name, resolve('dist/web'));
 }
 writeFileSync('dist/package.json', JSON.stringify({ type: 'commonjs' }) + '\n');

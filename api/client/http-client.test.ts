@@ -144,6 +144,14 @@ test('raw GET of discovery paths', async () => {
   assert.ok(version.meshctlVersion);
 });
 
+test('a list of many objects (an answer of many TLS records) arrives whole, also when requests overlap', async () => {
+  const names = Array.from({ length: 300 }, (_, i) => `bulk-${String(i).padStart(3, '0')}`);
+  await Promise.all(names.map((n) => client.create('nodes', node(n, 'bulk', { bulk: 'yes' }))));
+  const lists = await Promise.all([1, 2, 3].map(() => client.list('nodes', { labelSelector: 'bulk=yes' })));
+  for (const l of lists) assert.deepEqual(l.items.map((o) => o.metadata.name).sort(), names);
+  await Promise.all(names.map((n) => client.delete('nodes', n)));
+});
+
 test('plain HTTP works when the server serves it', async () => {
   const plain = await startServer({ insecure: true });
   const c = createClient(plain.config);

@@ -1,14 +1,17 @@
 /**
- * The HTTP(S) transport of the typed client: one keep-alive agent, bearer auth, the server verified
+ * The HTTP(S) transport of the typed client: kept-alive connections, bearer auth, the server verified
  * against the configured CA, and every failure turned into an ApiError (a `Status` from the server, or
  * ServiceUnavailable when the control plane cannot be reached). A `429 TooManyRequests` is sent again after its
  * `Retry-After` (on the config's clock), a bounded number of times, as client-go does, so that callers ride
  * through a storm: the server refused it before doing anything, so a retried write is not applied twice.
+ * Plain requests go through the small HTTP/1.1 client of http1.ts over `node:tls`; only streams (watches, logs)
+ * load `node:https`, when first opened, so that a one-shot `meshctl get` never pays for it.
  */
-import * as http from 'node:http';
-import * as https from 'node:https';
+import type * as http from 'node:http';
+import { createRequire } from 'node:module';
 import { ApiError, type StatusReason } from '../meta/api-error.ts';
 import { realClock, sleep } from '../meta/clock.ts';
+import { Http1Client, type Http1Answer } from './http1.ts';
 import type { ClientConfig } from './types.ts';
 
 /** One request: the path is relative to the server URL (e.g. `/apis/meshctl.dev/v1alpha1/nodes`). */
@@ -21,6 +24,12 @@ export interface TransportRequest {
   stream?: boolean;
 }
 
+/** node:https's or node:http's `request` and a keep-alive agent of the same module. */
+interface StreamAgent {
+  request: (opts: http.RequestOptions, cb: (res: http.IncomingMessage) => void) => http.ClientRequest;
+  agent: http.Agent;
+}
+
 /** Marks an error the client made up because the server could not be reached (see `isUnreachable`). */
 const UNREACHABLE = 'Unreachable';
 
@@ -29,10 +38,14 @@ export function isUnreachable(e: unknown): boolean {
   return e instanceof ApiError && e.details?.causes?.[0]?.reason === UNREACHABLE;
 }
 
-/** Sends requests to one control plane over a keep-alive agent. */
+/** Sends requests to one control plane over kept-alive connections. */
 export class HttpTransport {
   private readonly url: URL;
-  private readonly agent: http.Agent;
+  /** The URL's host name without the brackets of an IPv6 address. */
+  private readonly hostname: string;
+  private readonly plain: Http1Client;
+  /** node:https's (or node:http's) keep-alive agent for streams, made when the first one is opened. */
+  private agent?: StreamAgent;
   private readonly cfg: ClientConfig;
 
   constructor(opts: { config: ClientConfig }) {
@@ -51,22 +64,25 @@ export class HttpTransport {
         message: `unsupported server URL "${opts.config.server}": expected https:// or http://`,
       });
     }
-    this.agent =
-      this.url.protocol === 'https:'
-        ? new https.Agent({ keepAlive: true, ...(opts.config.caData ? { ca: opts.config.caData } : {}) })
-        : new http.Agent({ keepAlive: true });
+    this.hostname = this.url.hostname.replace(/^\[(.*)\]$/, '$1');
+    this.plain = new Http1Client({
+      protocol: this.url.protocol,
+      hostname: this.hostname,
+      port: Number(this.url.port) || (this.url.protocol === 'https:' ? 443 : 80),
+      ca: opts.config.caData,
+      timeoutMs: opts.config.timeoutMs ?? 30_000,
+    });
   }
 
   /** Sends a request and resolves with the parsed JSON body of a 2xx answer; rejects with ApiError. */
   async json(req: TransportRequest): Promise<unknown> {
-    let res = await this.send(req);
-    let text = await this.#read(res);
+    let res = await this.#plain(req);
     for (let retries = 0; res.statusCode === 429 && retries < (this.cfg.maxRetries ?? 10); retries++) {
-      await sleep(this.cfg.clock ?? realClock, retryAfterMs(res.headers['retry-after'])).promise;
-      res = await this.send(req);
-      text = await this.#read(res);
+      await sleep(this.cfg.clock ?? realClock, retryAfterMs(res.headers['retry-after']?.[0])).promise;
+      res = await this.#plain(req);
     }
-    if (!ok(res)) throw errorFromResponse(res.statusCode ?? 0, text);
+    const text = res.body;
+    if (res.statusCode < 200 || res.statusCode >= 300) throw errorFromResponse(res.statusCode, text);
     if (!text.trim()) return undefined;
     try {
       return JSON.parse(text);
@@ -78,30 +94,62 @@ export class HttpTransport {
     }
   }
 
-  /**
-   * Sends a request and resolves with the response once its headers arrived (any status code).
-   * A kept-alive socket that the server closed while idle fails with ECONNRESET before the request
-   * reached it; such a request is sent once more on a fresh connection (Node's documented pattern).
-   */
-  send(req: TransportRequest, retryReused = true): Promise<http.IncomingMessage> {
+  /** Sends a plain request through http1.ts and passes on the answer's warnings. */
+  async #plain(req: TransportRequest): Promise<Http1Answer> {
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
-    const headers: http.OutgoingHttpHeaders = { accept: 'application/json', 'user-agent': 'meshctl-client' };
+    const headers = this.#headers(req, body);
+    const path = this.url.pathname.replace(/\/$/, '') + req.path;
+    let res: Http1Answer;
+    try {
+      res = await this.plain.request({ method: req.method, path, headers, body });
+    } catch (e) {
+      throw this.unreachable(e);
+    }
+    if (this.cfg.onWarning) for (const w of warningTexts(res.headers.warning)) this.cfg.onWarning(w);
+    return res;
+  }
+
+  #headers(req: TransportRequest, body: string | undefined): Record<string, string | number> {
+    const headers: Record<string, string | number> = { accept: 'application/json', 'user-agent': 'meshctl-client' };
     if (this.cfg.token) headers.authorization = `Bearer ${this.cfg.token}`;
     if (body !== undefined) {
       headers['content-type'] = req.contentType ?? 'application/json';
       headers['content-length'] = Buffer.byteLength(body);
     }
-    const mod = this.url.protocol === 'https:' ? https : http;
+    return headers;
+  }
+
+  /** The stream agent and its `request` (node:https's or node:http's), loaded on first use. */
+  #streamAgent(): StreamAgent {
+    if (this.agent) return this.agent;
+    const load = createRequire(import.meta.url);
+    if (this.url.protocol !== 'https:') {
+      const { Agent, request } = load('node:http') as typeof import('node:http');
+      return (this.agent = { request, agent: new Agent({ keepAlive: true }) });
+    }
+    const { Agent, request } = load('node:https') as typeof import('node:https');
+    const ca = this.cfg.caData ? { ca: this.cfg.caData } : {};
+    return (this.agent = { request, agent: new Agent({ keepAlive: true, ...ca }) });
+  }
+
+  /**
+   * Sends a request and resolves with the response once its headers arrived (any status code): for streams
+   * (watches, logs), over node:https. A kept-alive socket that the server closed while idle fails with ECONNRESET
+   * before the request reached it; such a request is sent once more on a fresh connection (Node's documented pattern).
+   */
+  send(req: TransportRequest, retryReused = true): Promise<http.IncomingMessage> {
+    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const { request, agent } = this.#streamAgent();
     return new Promise((resolve, reject) => {
-      const r = mod.request(
+      const r = request(
         {
           protocol: this.url.protocol,
-          hostname: this.url.hostname.replace(/^\[(.*)\]$/, '$1'),
+          hostname: this.hostname,
           port: this.url.port || undefined,
           path: this.url.pathname.replace(/\/$/, '') + req.path,
           method: req.method,
-          headers,
-          agent: this.agent,
+          headers: this.#headers(req, body),
+          agent,
         },
         resolve,
       );
@@ -119,17 +167,10 @@ export class HttpTransport {
     });
   }
 
-  /** Reads an answer's body, after passing on its warnings. */
-  #read(res: http.IncomingMessage): Promise<string> {
-    if (this.cfg.onWarning) for (const w of warningTexts(res.headersDistinct.warning)) this.cfg.onWarning(w);
-    return readBody(res).catch((e: Error) => {
-      throw this.unreachable(e);
-    });
-  }
-
   /** Closes idle keep-alive connections (open watches are closed by their owners). */
   close(): void {
-    this.agent.destroy();
+    this.plain.close();
+    this.agent?.agent.destroy();
   }
 
   /** Turns a socket/TLS error into ServiceUnavailable naming the server. */
@@ -166,11 +207,6 @@ export function warningTexts(headers: readonly string[] | undefined): string[] {
 export function retryAfterMs(header: string | undefined): number {
   const seconds = header !== undefined && /^\d+$/.test(header.trim()) ? Number(header) : 1;
   return Math.min(Math.max(seconds, 1), 60) * 1000;
-}
-
-function ok(res: http.IncomingMessage): boolean {
-  const c = res.statusCode ?? 0;
-  return c >= 200 && c < 300;
 }
 
 /** Reads a whole response body as UTF-8 text. */

@@ -1,0 +1,158 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server, type Socket } from 'node:net';
+import { Http1Client } from './http1.ts';
+
+/**
+ * A raw TCP server that answers each request (one per `\r\n\r\n`-terminated head; the tests send no bodies) with
+ * `answer(n, socket)`, `n` counting requests across connections. It records how many connections it accepted.
+ */
+async function rawServer(
+  answer: (n: number, socket: Socket) => void,
+  timeoutMs = 5000,
+): Promise<{ client: Http1Client; connections: () => number; requests: string[]; stop: () => Promise<void> }> {
+  const sockets: Socket[] = [];
+  const requests: string[] = [];
+  const server: Server = createServer((socket) => {
+    sockets.push(socket);
+    let buf = '';
+    socket.setEncoding('latin1').on('data', (d: string) => {
+      buf += d;
+      for (let end = buf.indexOf('\r\n\r\n'); end >= 0; end = buf.indexOf('\r\n\r\n')) {
+        requests.push(buf.slice(0, end));
+        buf = buf.slice(end + 4);
+        answer(requests.length, socket);
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  const client = new Http1Client({ protocol: 'http:', hostname: '127.0.0.1', port, timeoutMs });
+  return {
+    client,
+    connections: () => sockets.length,
+    requests,
+    stop: async () => {
+      client.close();
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+const GET = { method: 'GET', path: '/x', headers: { accept: 'application/json' } };
+
+/** Writes `text` one byte at a time, so that every boundary (head, chunk size, CRLF, UTF-8 sequence) is split. */
+function trickle(socket: Socket, text: string | Buffer): void {
+  const bytes = Buffer.from(text);
+  for (let i = 0; i < bytes.length; i++) socket.write(bytes.subarray(i, i + 1));
+}
+
+test('a chunked answer split at every byte, with extensions, trailers and multi-byte UTF-8, reads whole', async () => {
+  const body = 'grüße, 世界';
+  const bytes = Buffer.from(body);
+  const s = await rawServer((_, socket) =>
+    trickle(
+      socket,
+      Buffer.concat([
+        Buffer.from(
+          'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nWarning: 299 - "a"\r\nWarning: 299 - "b"\r\n\r\n',
+        ),
+        Buffer.from(`4;ext=1\r\n`),
+        bytes.subarray(0, 4),
+        Buffer.from(`\r\n${(bytes.length - 4).toString(16)}\r\n`),
+        bytes.subarray(4),
+        Buffer.from('\r\n0\r\nX-Trailer: t\r\n\r\n'),
+      ]),
+    ),
+  );
+  try {
+    const a = await s.client.request(GET);
+    assert.equal(a.statusCode, 200);
+    assert.equal(a.body, body);
+    assert.deepEqual(a.headers.warning, ['299 - "a"', '299 - "b"']);
+    assert.equal(a.keepAlive, true);
+    assert.match(s.requests[0], /^GET \/x HTTP\/1\.1\r\nhost: 127\.0\.0\.1:\d+\r\naccept: application\/json$/);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('Content-Length answers keep the connection for the next request; 100 Continue is skipped', async () => {
+  const s = await rawServer((n, socket) =>
+    socket.write(`HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 5\r\n\r\nbody${n}`),
+  );
+  try {
+    const one = await s.client.request(GET);
+    const two = await s.client.request({ ...GET, method: 'POST', body: '{"a":1}' });
+    assert.deepEqual([one.statusCode, one.body, two.body], [201, 'body1', 'body2']);
+    assert.equal(s.connections(), 1, 'both requests went over one kept-alive connection');
+    assert.match(s.requests[1], /\r\ncontent-length: 7$/);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('a body without a length runs until the server closes, and that connection is not reused', async () => {
+  const s = await rawServer((n, socket) =>
+    socket.end(`HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\n\r\ngone ${n}`),
+  );
+  try {
+    const one = await s.client.request(GET);
+    assert.deepEqual([one.statusCode, one.body, one.keepAlive], [404, 'gone 1', false]);
+    assert.equal((await s.client.request(GET)).body, 'gone 2');
+    assert.equal(s.connections(), 2);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('a request on a kept-alive connection the server dropped is sent again on a fresh one', async () => {
+  const s = await rawServer((n, socket) => {
+    if (n === 2)
+      socket.destroy(); // the server had closed the idle connection just as the request arrived
+    else socket.write(`HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nr${n}`);
+  });
+  try {
+    assert.equal((await s.client.request(GET)).body, 'r1');
+    assert.equal((await s.client.request(GET)).body, 'r3');
+    assert.equal(s.connections(), 2);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('a fresh connection dropped before or during the answer fails, and is not sent again', async () => {
+  const s = await rawServer((n, socket) => {
+    if (n === 1) socket.destroy();
+    else socket.end('HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc');
+  });
+  try {
+    await assert.rejects(s.client.request(GET), { code: 'ECONNRESET' });
+    await assert.rejects(s.client.request(GET), /closed the connection in the middle of its answer/);
+    assert.equal(s.requests.length, 2, 'each request was sent once');
+  } finally {
+    await s.stop();
+  }
+});
+
+test('a malformed answer is an error naming what was wrong', async () => {
+  const s = await rawServer((n, socket) =>
+    socket.write(n === 1 ? 'SSH-2.0-OpenSSH\r\n\r\n' : 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'),
+  );
+  try {
+    await assert.rejects(s.client.request(GET), /malformed answer: status line "SSH-2\.0-OpenSSH"/);
+    await assert.rejects(s.client.request(GET), /malformed chunked body: chunk size "zz"/);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('a server that never answers fails with ETIMEDOUT after the timeout', async () => {
+  const s = await rawServer(() => undefined, 200);
+  try {
+    await assert.rejects(s.client.request(GET), { code: 'ETIMEDOUT', message: 'no answer within 0.2s' });
+  } finally {
+    await s.stop();
+  }
+});

@@ -1,0 +1,188 @@
+/**
+ * A small HTTP/1.1 client over `node:tls` (https) or `node:net` (http) for the typed client's plain requests: it
+ * writes one request whose body is known in full and reads one whole answer — status line, headers, and a body
+ * delimited by Content-Length, chunked transfer coding or the end of the connection. It exists for start-up time:
+ * `node:https` and Node's HTTP machinery cost every `meshctl` run several milliseconds more than `node:tls` alone
+ * (bench/RESULTS.md §3), and a one-shot command needs none of it. Connections are kept alive and reused one request
+ * at a time, as Node's keep-alive agent does; idle ones do not keep the process alive.
+ */
+import { createRequire } from 'node:module';
+import type { Socket } from 'node:net';
+import { parseAnswer, type Http1Answer } from './http1-parse.ts';
+
+export type { Http1Answer } from './http1-parse.ts';
+
+/** What a request needs besides its line and headers. */
+export interface Http1Options {
+  /** `https:` or `http:` */
+  protocol: string;
+  /** Host name or IP address, without brackets. */
+  hostname: string;
+  port: number;
+  /** PEM of the CA the server must be signed by (https; default Node's root certificates). */
+  ca?: string;
+  /** Socket inactivity (connecting or waiting for the answer) after which the request fails with ETIMEDOUT. */
+  timeoutMs: number;
+}
+
+/** One request: the head is written as given (names lower-case), then the body. */
+export interface Http1Request {
+  method: string;
+  path: string;
+  headers: Record<string, string | number>;
+  body?: string;
+}
+
+/** Loads a built-in module when first needed (a static import would load it at start-up, also for `--help`). */
+const load = createRequire(import.meta.url);
+const tls = (): typeof import('node:tls') => load('node:tls') as typeof import('node:tls');
+const net = (): typeof import('node:net') => load('node:net') as typeof import('node:net');
+
+/** Sends requests to one server over kept-alive connections; `close()` ends them all. */
+export class Http1Client {
+  readonly #opts: Http1Options;
+  readonly #idle: Socket[] = [];
+  readonly #all = new Set<Socket>();
+  /** The last TLS session the server offered: a new connection resumes it (as node:https's agent does). */
+  #session?: Buffer;
+
+  constructor(opts: Http1Options) {
+    this.#opts = opts;
+  }
+
+  /**
+   * Sends a request and resolves with the whole answer. A kept-alive connection that the server closed while it
+   * was idle fails before any answer arrives; such a request is sent once more on a fresh connection.
+   */
+  async request(req: Http1Request, retryReused = true): Promise<Http1Answer> {
+    const reused = this.#idle.pop();
+    const socket = reused ?? (await this.#connect());
+    if (reused) reused.ref();
+    try {
+      return await this.#exchange(socket, req);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (reused && retryReused && (code === 'ECONNRESET' || code === 'EPIPE')) return this.request(req, false);
+      throw e;
+    }
+  }
+
+  /** Closes every connection, idle or busy (a busy request fails). */
+  close(): void {
+    for (const s of this.#all) s.destroy();
+    this.#all.clear();
+    this.#idle.length = 0;
+  }
+
+  async #connect(): Promise<Socket> {
+    const o = this.#opts;
+    const socket =
+      o.protocol === 'https:'
+        ? await connectTls(o, this.#session, (s) => (this.#session = s)).catch((e: unknown) => {
+            this.#session = undefined; // as node:https's agent does: a failed connection forgets the session
+            throw e;
+          })
+        : net().connect({ host: o.hostname, port: o.port });
+    this.#all.add(socket);
+    socket.setNoDelay(true); // as node:http's requests do: a request is written whole, never held back (Nagle)
+    // Errors while a request is out reach its listener; one while idle only closes the connection.
+    socket.on('error', () => undefined);
+    socket.once('close', () => {
+      this.#all.delete(socket);
+      const i = this.#idle.indexOf(socket);
+      if (i >= 0) this.#idle.splice(i, 1);
+    });
+    return socket;
+  }
+
+  /** Writes the request and reads the answer; keeps the socket for the next request when the answer allows. */
+  #exchange(socket: Socket, req: Http1Request): Promise<Http1Answer> {
+    const ms = this.#opts.timeoutMs;
+    return new Promise<Http1Answer>((resolve, reject) => {
+      const parse = parseAnswer(req.method);
+      const done = (err: Error | undefined, answer?: Http1Answer): void => {
+        socket
+          .off('data', onData)
+          .off('end', onEnd)
+          .off('error', onError)
+          .off('timeout', onTimeout)
+          .off('close', onEnd);
+        socket.setTimeout(0);
+        if (err || !answer) {
+          socket.destroy();
+          reject(err ?? new Error('no answer'));
+          return;
+        }
+        if (answer.keepAlive && !socket.destroyed) this.#release(socket);
+        else socket.destroy();
+        resolve(answer);
+      };
+      const onData = (chunk: Buffer): void => {
+        try {
+          const answer = parse.push(chunk);
+          if (answer) done(undefined, answer);
+        } catch (e) {
+          done(e as Error);
+        }
+      };
+      const onEnd = (): void => {
+        const answer = parse.end();
+        if (answer) done(undefined, { ...answer, keepAlive: false });
+        else if (parse.started()) done(new Error('the server closed the connection in the middle of its answer'));
+        else done(connectionError());
+      };
+      const onError = (e: Error): void => done(e);
+      const onTimeout = (): void =>
+        done(Object.assign(new Error(`no answer within ${ms / 1000}s`), { code: 'ETIMEDOUT' }));
+      socket.on('data', onData).on('end', onEnd).on('close', onEnd).on('error', onError).on('timeout', onTimeout);
+      socket.setTimeout(ms);
+      socket.write(head(req, this.#opts) + (req.body ?? ''));
+    });
+  }
+
+  /** Keeps an answered connection for the next request; it does not keep the process alive meanwhile. */
+  #release(socket: Socket): void {
+    socket.setKeepAlive(true, 1000); // as node:http's keep-alive agent does for its free sockets
+    socket.unref();
+    this.#idle.push(socket);
+  }
+}
+
+/** Opens a TLS connection verified against the CA (or Node's roots) and resolves once the handshake is done. */
+function connectTls(o: Http1Options, session: Buffer | undefined, onSession: (s: Buffer) => void): Promise<Socket> {
+  return new Promise<Socket>((resolve, reject) => {
+    const socket = tls().connect({
+      host: o.hostname,
+      port: o.port,
+      session,
+      // As node:https does: SNI only for names, never for IP addresses.
+      ...(net().isIP(o.hostname) ? {} : { servername: o.hostname }),
+      ...(o.ca ? { ca: o.ca } : {}),
+    });
+    const onTimeout = (): void =>
+      void socket.destroy(Object.assign(new Error(`no answer within ${o.timeoutMs / 1000}s`), { code: 'ETIMEDOUT' }));
+    socket.setTimeout(o.timeoutMs, onTimeout);
+    socket.on('session', onSession);
+    socket.once('error', reject);
+    socket.once('secureConnect', () => {
+      socket.off('error', reject).off('timeout', onTimeout).setTimeout(0);
+      resolve(socket);
+    });
+  });
+}
+
+/** The error of a connection closed before any answer (as Node's; a reused connection's request is sent again). */
+function connectionError(): NodeJS.ErrnoException {
+  return Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+}
+
+/** The request line and headers. */
+function head(req: Http1Request, o: Http1Options): string {
+  const host = o.hostname.includes(':') ? `[${o.hostname}]` : o.hostname;
+  const defaultPort = o.protocol === 'https:' ? 443 : 80;
+  let text = `${req.method} ${req.path} HTTP/1.1\r\nhost: ${host}${o.port === defaultPort ? '' : `:${o.port}`}\r\n`;
+  for (const [name, value] of Object.entries(req.headers)) text += `${name}: ${value}\r\n`;
+  if (req.body !== undefined && req.headers['content-length'] === undefined)
+    text += `content-length: ${Buffer.byteLength(req.body)}\r\n`;
+  return text + '\r\n';
+}

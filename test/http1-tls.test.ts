@@ -1,0 +1,41 @@
+/**
+ * api/client/http1.ts over TLS, against a TLS server with the control plane's own certificates (made by the real
+ * first-start code; api/client's tests may not import api/server, so this test lives here).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
+import { Http1Client } from '../api/client/http1.ts';
+import { ensureControlPlaneFiles } from '../api/server/pki/first-start.ts';
+
+const GET = { method: 'GET', path: '/x', headers: { accept: 'application/json' } };
+
+test('over TLS: the server is verified against the CA, and a new connection resumes the last session', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'meshctl-http1-'));
+  const files = await ensureControlPlaneFiles({ dataDir: dir, listenHost: '127.0.0.1' });
+  const resumed: boolean[] = [];
+  const server = createTlsServer({ cert: files.serving.certPem, key: files.serving.keyPem }, (socket: TLSSocket) => {
+    resumed.push(socket.isSessionReused());
+    socket.on('data', () => void socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  const opts = { protocol: 'https:', hostname: '127.0.0.1', port, timeoutMs: 5000 };
+  const client = new Http1Client({ ...opts, ca: files.ca.certPem });
+  const stranger = new Http1Client(opts); // Node's root certificates only: the mesh CA is not among them
+  try {
+    assert.equal((await client.request(GET)).body, 'ok');
+    client.close(); // drops the connection, keeps the session
+    assert.equal((await client.request(GET)).body, 'ok');
+    assert.deepEqual(resumed, [false, true]);
+    await assert.rejects(stranger.request(GET), { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' });
+  } finally {
+    client.close();
+    stranger.close();
+    await new Promise((r) => server.close(r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
