@@ -17,20 +17,25 @@
  */
 import type { Client } from '../api/client/types.ts';
 import type { Assignment, Declaration, Node, Route } from '../api/v1alpha1/generated/index.ts';
-import { renderRoutes, routeOwner } from '../api/v1alpha1/render-routes.ts';
-import {
-  declarationToWrite,
-  readOwnerRecords,
-  renderDeclaration,
-  type Rendering,
-} from '../api/v1alpha1/render-declaration.ts';
-import { hubOf, overlayNodesAffected, overlayPeerNames, renderOverlay } from '../api/v1alpha1/overlay.ts';
+import { routeOwner } from '../api/v1alpha1/render-routes.ts';
+import { declarationToWrite, type Rendering } from '../api/v1alpha1/render-declaration.ts';
+import { overlayNodesAffected } from '../api/v1alpha1/overlay.ts';
 import { OVERLAY_HUB_MODULE } from '../api/v1alpha1/builtin-modules.ts';
 import { realClock } from '../api/meta/clock.ts';
 import { createController, type Controller, type Reconciler } from './runtime/controller.ts';
 import type { Informer } from '../api/client/informer.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import { informersFor, type ControllerOptions, type Informers } from './runtime/manager.ts';
+import {
+  addCacheIndexes,
+  BY_MODULE,
+  BY_OVERLAY_PEER,
+  BY_OWNER_RECORD,
+  BY_RESOURCE_OWNER,
+  BY_SITE,
+  namesOf,
+} from './cache-indexes.ts';
+import { overlayHub, renderNode } from './node-rendering.ts';
 
 /** Options of createDeclarationController. */
 export type DeclarationControllerOptions = ControllerOptions;
@@ -43,12 +48,13 @@ export function createDeclarationController(opts: DeclarationControllerOptions):
   const { manager } = opts;
   const clock = opts.clock ?? realClock;
   const caches: Caches = informersFor(manager, ['nodes', 'assignments', 'modules', 'declarations', 'meshes', 'routes']);
-  const allNodes = (): string[] => caches.nodes.list().map((n) => n.metadata.name ?? '');
+  addCacheIndexes(caches);
+  const allNodes = (): string[] => namesOf(caches.nodes.list());
   const reconciler = new DeclarationReconciler({ client: manager.client, caches, logger: manager.logger });
   return createController({
     name: 'declaration',
     reconciler,
-    workers: opts.workers ?? 4,
+    workers: opts.workers ?? DECLARATION_WORKERS,
     clock,
     logger: manager.logger,
     sources: [
@@ -69,13 +75,15 @@ export function createDeclarationController(opts: DeclarationControllerOptions):
   });
 }
 
+/**
+ * Keys reconciled at once. A change to a module used by every node queues every node: with this many
+ * Declaration writes in flight, the store's group commit makes one fdatasync for many of them.
+ */
+export const DECLARATION_WORKERS = 32;
+
 /** The nodes to reconcile when an assignment changed: its node, and every node whose Declaration records it. */
-export function nodesOfAssignment(a: Assignment, declarations: Pick<Informer, 'list'>): string[] {
-  const name = a.metadata.name ?? '';
-  const holding = declarations
-    .list()
-    .filter((d) => name in readOwnerRecords(d))
-    .map((d) => d.metadata.name ?? '');
+export function nodesOfAssignment(a: Assignment, declarations: Pick<Informer<Declaration>, 'byIndex'>): string[] {
+  const holding = namesOf(declarations.byIndex(BY_OWNER_RECORD, a.metadata.name ?? ''));
   return [...new Set([a.spec.node, ...holding])];
 }
 
@@ -83,36 +91,29 @@ export function nodesOfAssignment(a: Assignment, declarations: Pick<Informer, 'l
 export function nodesOfNode(
   node: Node,
   caches: {
-    nodes: Pick<Informer<Node>, 'list'>;
-    assignments: Pick<Informer<Assignment>, 'list'>;
-    declarations: Pick<Informer<Declaration>, 'get'>;
+    nodes: Pick<Informer<Node>, 'list' | 'byIndex'>;
+    assignments: Pick<Informer<Assignment>, 'byIndex'>;
+    declarations: Pick<Informer<Declaration>, 'byIndex'>;
   },
 ): string[] {
   return overlayNodesAffected({
     changed: node,
-    nodes: caches.nodes.list(),
-    hub: hubOf(caches.assignments.list()),
-    peersOf: (name) => overlayPeerNames(caches.declarations.get(name)?.spec.resources),
+    hub: overlayHub(caches.assignments),
+    all: () => namesOf(caches.nodes.list()),
+    atSite: (site) => caches.nodes.byIndex(BY_SITE, site),
+    naming: (name) => namesOf(caches.declarations.byIndex(BY_OVERLAY_PEER, name)),
   });
 }
 
 /** The nodes to reconcile when a route changed: its node, and every node whose Declaration holds its resources. */
-export function nodesOfRoute(r: Route, declarations: Pick<Informer, 'list'>): string[] {
-  const owner = routeOwner(r.metadata.name ?? '');
-  const holding = declarations
-    .list()
-    .filter((d) => (d as Declaration).spec.resources.some((x) => x.owner === owner))
-    .map((d) => d.metadata.name ?? '');
+export function nodesOfRoute(r: Route, declarations: Pick<Informer<Declaration>, 'byIndex'>): string[] {
+  const holding = namesOf(declarations.byIndex(BY_RESOURCE_OWNER, routeOwner(r.metadata.name ?? '')));
   return [...new Set([r.spec.node, ...holding])];
 }
 
 /** The nodes to reconcile when a module changed: those of the assignments that use it. */
-export function nodesOfModule(module: string, assignments: Pick<Informer<Assignment>, 'list'>): string[] {
-  const nodes = assignments
-    .list()
-    .filter((a) => a.spec.module === module)
-    .map((a) => a.spec.node);
-  return [...new Set(nodes)];
+export function nodesOfModule(module: string, assignments: Pick<Informer<Assignment>, 'byIndex'>): string[] {
+  return [...new Set(assignments.byIndex(BY_MODULE, module).map((a) => a.spec.node))];
 }
 
 /** Reconciles one node: renders its Declaration and writes it when it changed. */
@@ -128,27 +129,9 @@ class DeclarationReconciler implements Reconciler {
   }
 
   async reconcile(nodeName: string): Promise<void> {
-    const node = this.caches.nodes.get(nodeName);
-    if (!node || node.metadata.deletionTimestamp) return;
-    const assignments = this.caches.assignments.list();
-    const declaration = this.caches.declarations.get(nodeName);
-    const modules = new Map(this.caches.modules.list().map((m) => [m.metadata.name ?? '', m]));
-    const overlay = renderOverlay({
-      node: nodeName,
-      nodes: this.caches.nodes.list(),
-      hub: hubOf(assignments),
-      mesh: this.caches.meshes.list()[0],
-    });
-    const routeResources = renderRoutes(this.caches.routes.list(), node);
-    const rendering = renderDeclaration({
-      node: nodeName,
-      assignments,
-      modules,
-      current: declaration,
-      routeResources,
-      overlay,
-    });
-    await this.writeDeclaration(node, rendering, declaration);
+    const rendered = renderNode(nodeName, this.caches);
+    if (!rendered) return;
+    await this.writeDeclaration(rendered.node, rendered.rendering, rendered.declaration);
   }
 
   /** Creates or updates the Declaration when the rendering changed it; returns the Declaration as stored. */

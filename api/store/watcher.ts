@@ -6,6 +6,7 @@
 import type { KubeObject } from '../meta/types.ts';
 import { matchesFields, matchesLabels, type FieldSelector, type LabelSelector } from '../meta/selectors.ts';
 import type { StoreEvent } from './store-event.ts';
+import { requiredName } from './watcher-registry.ts';
 
 /** Options of the Watcher constructor. */
 export interface WatcherOptions {
@@ -24,6 +25,8 @@ export interface WatcherOptions {
 /** A watch's state (see the file comment). */
 export class Watcher {
   readonly plural: string;
+  /** The only object name this watch can see (its field selector requires it), if any. */
+  readonly name: string | undefined;
   readonly #label: LabelSelector;
   readonly #field: FieldSelector;
   readonly #filtered: boolean;
@@ -39,6 +42,7 @@ export class Watcher {
 
   constructor(opts: WatcherOptions) {
     this.plural = opts.plural;
+    this.name = requiredName(opts.field);
     this.#label = opts.label;
     this.#field = opts.field;
     this.#filtered = opts.label.length > 0 || opts.field.length > 0;
