@@ -97,4 +97,11 @@ test('a Node maps to itself, the hub, its site and the nodes that name it as a p
   assert.deepEqual(nodesOfNode(nodes[1], c).sort(), ['a', 'b', 'e', 'hub']);
   assert.deepEqual(nodesOfNode(nodes[3], c).sort(), ['c', 'd', 'hub']);
   assert.deepEqual(nodesOfNode(nodes[0], c).sort(), ['a', 'b', 'c', 'd', 'e', 'hub']);
+  // A heartbeat (status only, overlay part unchanged) re-renders the node alone, even the hub — not its site.
+  const beat = (x: Node): Node => ({ ...x, status: { ...x.status, lastSeen: '2026-12-01T20:00:00Z' } });
+  assert.deepEqual(nodesOfNode(beat(nodes[1]), c, nodes[1]), ['a']);
+  assert.deepEqual(nodesOfNode(beat(nodes[0]), c, nodes[0]), ['hub']);
+  // A new endpoint is an overlay change: its site and the hub too.
+  const moved: Node = { ...nodes[1], spec: { ...nodes[1].spec, endpoint: '198.18.0.9:51820' } };
+  assert.deepEqual(nodesOfNode(moved, c, nodes[1]).sort(), ['a', 'b', 'e', 'hub']);
 });

@@ -19,7 +19,7 @@ import type { Client } from '../api/client/types.ts';
 import type { Assignment, Declaration, Node, Route } from '../api/v1alpha1/generated/index.ts';
 import { routeOwner } from '../api/v1alpha1/render-routes.ts';
 import { declarationToWrite, type Rendering } from '../api/v1alpha1/render-declaration.ts';
-import { overlayNodesAffected } from '../api/v1alpha1/overlay.ts';
+import { overlayChanged, overlayNodesAffected } from '../api/v1alpha1/overlay.ts';
 import { OVERLAY_HUB_MODULE } from '../api/v1alpha1/builtin-modules.ts';
 import { realClock } from '../api/meta/clock.ts';
 import { createController, type Controller, type Reconciler } from './runtime/controller.ts';
@@ -58,7 +58,7 @@ export function createDeclarationController(opts: DeclarationControllerOptions):
     clock,
     logger: manager.logger,
     sources: [
-      { informer: caches.nodes, keys: (obj) => nodesOfNode(obj as Node, caches) },
+      { informer: caches.nodes, keys: (obj, type, old) => nodesOfNode(obj as Node, caches, old as Node | undefined) },
       {
         informer: caches.assignments,
         keys: (obj) =>
@@ -87,7 +87,10 @@ export function nodesOfAssignment(a: Assignment, declarations: Pick<Informer<Dec
   return [...new Set([a.spec.node, ...holding])];
 }
 
-/** The nodes to reconcile when a Node changed: itself, and those whose overlay peers it may be (O(site), overlay.ts). */
+/**
+ * The nodes to reconcile when a Node changed: itself, and those whose overlay peers it may be (O(site),
+ * overlay.ts) — only itself when the change (`old` → `node`, e.g. a heartbeat) left its overlay part alone.
+ */
 export function nodesOfNode(
   node: Node,
   caches: {
@@ -95,7 +98,9 @@ export function nodesOfNode(
     assignments: Pick<Informer<Assignment>, 'byIndex'>;
     declarations: Pick<Informer<Declaration>, 'byIndex'>;
   },
+  old?: Node,
 ): string[] {
+  if (old && old !== node && !overlayChanged(old, node)) return [node.metadata.name ?? ''];
   return overlayNodesAffected({
     changed: node,
     hub: overlayHub(caches.assignments),

@@ -8,7 +8,7 @@
 import type { Informer } from '../api/client/informer.ts';
 import type { Assignment, Declaration, Mesh, Module, Node, Route } from '../api/v1alpha1/generated/index.ts';
 import { OVERLAY_HUB_MODULE } from '../api/v1alpha1/builtin-modules.ts';
-import { hubOf, renderOverlay } from '../api/v1alpha1/overlay.ts';
+import { hubOf, onOverlay, renderOverlay } from '../api/v1alpha1/overlay.ts';
 import { renderDeclaration, type Rendering } from '../api/v1alpha1/render-declaration.ts';
 import { renderRoutes } from '../api/v1alpha1/render-routes.ts';
 import { BY_MODULE, BY_NODE, BY_SITE } from './cache-indexes.ts';
@@ -47,12 +47,15 @@ export function renderNode(nodeName: string, caches: RenderCaches): NodeRenderin
     if (m) modules.set(a.spec.module, m);
   }
   const hub = overlayHub(caches.assignments);
-  const overlay = renderOverlay({
-    node: nodeName,
-    nodes: overlayCandidates(node, hub, caches.nodes),
-    hub,
-    mesh: caches.meshes.list()[0],
-  });
+  // A node off the overlay renders none (overlay.ts): its site need not be read.
+  const overlay = onOverlay(node)
+    ? renderOverlay({
+        node: nodeName,
+        nodes: overlayCandidates(node, hub, caches.nodes),
+        hub,
+        mesh: caches.meshes.list()[0],
+      })
+    : undefined;
   const rendering = renderDeclaration({
     node: nodeName,
     assignments,

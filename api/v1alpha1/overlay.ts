@@ -134,6 +134,23 @@ export function overlayNodesAffected(opts: {
   return [...new Set([name, ...(hub ? [hub] : []), ...siteNodes, ...opts.naming(name)])];
 }
 
+/**
+ * Whether a Node's change can change other nodes' overlay resources: what a peer is rendered from (on the
+ * overlay or not, site, endpoint, address, key). A heartbeat changes none of it, so it re-renders only the
+ * node itself, not its site.
+ */
+export function overlayChanged(before: Node, after: Node): boolean {
+  const view = (n: Node) => [
+    onOverlay(n),
+    n.spec?.site,
+    n.spec?.endpoint,
+    n.status?.overlay?.address,
+    n.status?.overlay?.publicKey,
+  ];
+  const [a, b] = [view(before), view(after)];
+  return a.some((v, i) => v !== b[i]);
+}
+
 /** The peer node names in a Declaration's overlay resource. */
 export function overlayPeerNames(resources: readonly DeclaredResource[] | undefined): string[] {
   const r = resources?.find((x) => x.id === OVERLAY_RESOURCE_ID);
