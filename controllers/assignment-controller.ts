@@ -20,7 +20,7 @@ import type { Client } from '../api/client/types.ts';
 import { findCondition } from '../api/meta/conditions.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import type { KubeObject } from '../api/meta/types.ts';
-import type { Assignment, Event } from '../api/v1alpha1/generated/index.ts';
+import type { Assignment, Event, Node } from '../api/v1alpha1/generated/index.ts';
 import { appliedEvent } from './assignment-events.ts';
 import { declarationToWrite, type OwnerOutcome } from '../api/v1alpha1/render-declaration.ts';
 import { APPLIED, assignmentStatus, statusDiffers } from './assignment-status.ts';
@@ -31,6 +31,7 @@ import type { Informer } from '../api/client/informer.ts';
 import { informersFor, type ControllerOptions, type Informers } from './runtime/manager.ts';
 import { addCacheIndexes, BY_MODULE, BY_NODE, namesOf } from './cache-indexes.ts';
 import { renderNode } from './node-rendering.ts';
+import { nodeRenderInputsChanged } from './render-inputs.ts';
 
 /** Options of createAssignmentController. */
 export type AssignmentControllerOptions = ControllerOptions;
@@ -55,7 +56,12 @@ export function createAssignmentController(opts: AssignmentControllerOptions): C
     sources: [
       { informer: caches.assignments },
       { informer: caches.declarations, keys: ofNode },
-      { informer: caches.nodes, keys: ofNode },
+      // A heartbeat changes nothing an Assignment's status is computed from.
+      {
+        informer: caches.nodes,
+        keys: (obj, type, old) =>
+          nodeRenderInputsChanged(type, obj as Node, old as Node | undefined) ? ofNode(obj) : [],
+      },
       { informer: caches.modules, keys: (obj) => assignmentsOfModule(obj.metadata.name ?? '', caches.assignments) },
     ],
   });

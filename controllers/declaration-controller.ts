@@ -36,6 +36,7 @@ import {
   namesOf,
 } from './cache-indexes.ts';
 import { overlayHub, renderNode } from './node-rendering.ts';
+import { declarationRenderInputsChanged, nodeRenderInputsChanged } from './render-inputs.ts';
 
 /** Options of createDeclarationController. */
 export type DeclarationControllerOptions = ControllerOptions;
@@ -58,7 +59,13 @@ export function createDeclarationController(opts: DeclarationControllerOptions):
     clock,
     logger: manager.logger,
     sources: [
-      { informer: caches.nodes, keys: (obj, type, old) => nodesOfNode(obj as Node, caches, old as Node | undefined) },
+      {
+        informer: caches.nodes,
+        keys: (obj, type, old) =>
+          nodeRenderInputsChanged(type, obj as Node, old as Node | undefined)
+            ? nodesOfNode(obj as Node, caches, old as Node | undefined)
+            : [],
+      },
       {
         informer: caches.assignments,
         keys: (obj) =>
@@ -67,7 +74,14 @@ export function createDeclarationController(opts: DeclarationControllerOptions):
             : nodesOfAssignment(obj as Assignment, caches.declarations),
       },
       { informer: caches.modules, keys: (obj) => nodesOfModule(obj.metadata.name ?? '', caches.assignments) },
-      { informer: caches.declarations },
+      // The agent's status reports change nothing this controller renders or writes.
+      {
+        informer: caches.declarations,
+        keys: (obj, type, old) =>
+          declarationRenderInputsChanged(type, obj as Declaration, old as Declaration | undefined)
+            ? [obj.metadata.name ?? '']
+            : [],
+      },
       // The overlay's CIDR and port are the Mesh's: a change re-renders every node.
       { informer: caches.meshes, keys: allNodes },
       { informer: caches.routes, keys: (obj) => nodesOfRoute(obj as Route, caches.declarations) },

@@ -22,10 +22,11 @@ export interface CacheChange<T extends KubeObject = KubeObject> {
 /** Maps an object to the values it is indexed under (none: not in the index). */
 export type IndexFunc<T extends KubeObject = KubeObject> = (obj: T) => readonly string[];
 
-/** One index: its function and, per value, the names of the objects having it. */
+/** One index: its function, per value the names of the objects having it, and per name its values. */
 interface Index<T extends KubeObject> {
   fn: IndexFunc<T>;
   names: Map<string, Set<string>>;
+  values: Map<string, readonly string[]>;
 }
 
 /** Objects of one kind by name, with the changes each update made. */
@@ -47,9 +48,9 @@ export class ObjectCache<T extends KubeObject = KubeObject> {
   /** Adds the index `name` (over what is cached now and every later change); adding a name again is a no-op. */
   addIndex(name: string, fn: IndexFunc<T>): void {
     if (this.indexes.has(name)) return;
-    const index: Index<T> = { fn, names: new Map() };
+    const index: Index<T> = { fn, names: new Map(), values: new Map() };
     this.indexes.set(name, index);
-    for (const obj of this.byName.values()) indexObject(index, obj, true);
+    for (const [objName, obj] of this.byName) indexObject(index, objName, obj);
   }
 
   /** The cached objects whose index `name` has `value`, sorted by name; throws for an index never added. */
@@ -101,36 +102,33 @@ export class ObjectCache<T extends KubeObject = KubeObject> {
 
   /** Stores `obj` under `name`, moving it in every index. */
   private put(name: string, obj: T): void {
-    const old = this.byName.get(name);
-    for (const index of this.indexes.values()) {
-      if (old) indexObject(index, old, false);
-      indexObject(index, obj, true);
-    }
+    for (const index of this.indexes.values()) indexObject(index, name, obj);
     this.byName.set(name, obj);
     this.sorted = undefined;
   }
 
   /** Forgets `name`, and takes it out of every index. */
   private remove(name: string): void {
-    const old = this.byName.get(name);
-    if (!old) return;
-    for (const index of this.indexes.values()) indexObject(index, old, false);
+    if (!this.byName.has(name)) return;
+    for (const index of this.indexes.values()) indexObject(index, name, undefined);
     this.byName.delete(name);
     this.sorted = undefined;
   }
 }
 
-/** Adds (or removes) `obj`'s name under each of its values in `index`. */
-function indexObject<T extends KubeObject>(index: Index<T>, obj: T, add: boolean): void {
-  const name = obj.metadata.name as string;
-  for (const value of index.fn(obj)) {
+/** Files `name` under the values of `obj` in `index` (none when undefined), leaving the values it had. */
+function indexObject<T extends KubeObject>(index: Index<T>, name: string, obj: T | undefined): void {
+  for (const value of index.values.get(name) ?? []) {
+    const names = index.names.get(value);
+    names?.delete(name);
+    if (names?.size === 0) index.names.delete(value);
+  }
+  const values = obj ? index.fn(obj) : [];
+  if (values.length === 0) index.values.delete(name);
+  else index.values.set(name, values);
+  for (const value of values) {
     let names = index.names.get(value);
-    if (add) {
-      if (!names) index.names.set(value, (names = new Set()));
-      names.add(name);
-    } else if (names) {
-      names.delete(name);
-      if (names.size === 0) index.names.delete(value);
-    }
+    if (!names) index.names.set(value, (names = new Set()));
+    names.add(name);
   }
 }
