@@ -18,6 +18,8 @@ export const BY_OWNER_RECORD = 'ownerRecords';
 export const BY_RESOURCE_OWNER = 'resourceOwners';
 /** Declarations by the nodes their overlay resource names as peers. */
 export const BY_OVERLAY_PEER = 'overlayPeers';
+/** Nodes by `status.overlay.address` (the overlay controller's record of what is taken). */
+export const BY_OVERLAY_ADDRESS = 'status.overlay.address';
 /** Nodes by `spec.site` (nodes without a site are in no entry). */
 export const BY_SITE = 'spec.site';
 
