@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseFieldSelector } from '../meta/selectors.ts';
+import { parseFieldSelector, requiredName } from '../meta/selectors.ts';
 import { StoreEvent } from './store-event.ts';
 import { Watcher } from './watcher.ts';
-import { requiredName, WatcherRegistry } from './watcher-registry.ts';
+import { WatcherRegistry } from './watcher-registry.ts';
 
 const watcher = (plural: string, fieldSelector = ''): Watcher =>
   new Watcher({

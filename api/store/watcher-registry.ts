@@ -4,15 +4,8 @@
  * the watchers that can see it — those of its kind without a name requirement, and those requiring its name —
  * so a change to one node's Declaration costs O(1) watchers, not one selector check per node in the mesh.
  */
-import type { FieldSelector } from '../meta/selectors.ts';
 import type { StoreEvent } from './store-event.ts';
 import type { Watcher } from './watcher.ts';
-
-/** The object name a field selector requires (`metadata.name=X` or `==X`), if any: only that object can match. */
-export function requiredName(field: FieldSelector): string | undefined {
-  const r = field.find((f) => f.op === 'eq' && f.path.length === 2 && f.path[0] === 'metadata' && f.path[1] === 'name');
-  return r?.value;
-}
 
 /** The watchers of one kind: those without a name requirement, and those with one by name. */
 interface KindWatchers {

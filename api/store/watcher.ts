@@ -4,9 +4,14 @@
  * delivered as DELETED (with its previous content) and one that starts matching as ADDED.
  */
 import type { KubeObject } from '../meta/types.ts';
-import { matchesFields, matchesLabels, type FieldSelector, type LabelSelector } from '../meta/selectors.ts';
+import {
+  matchesFields,
+  matchesLabels,
+  requiredName,
+  type FieldSelector,
+  type LabelSelector,
+} from '../meta/selectors.ts';
 import type { StoreEvent } from './store-event.ts';
-import { requiredName } from './watcher-registry.ts';
 
 /** Options of the Watcher constructor. */
 export interface WatcherOptions {
