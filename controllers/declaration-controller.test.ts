@@ -61,11 +61,13 @@ test('a module maps to the nodes of the assignments that use it, once each', () 
 });
 
 test('a Node maps to itself, the hub, its site and the nodes that name it as a peer — the whole mesh only for the hub', () => {
+  let i = 0;
   const n = (name: string, site: string): Node => ({
     apiVersion: 'meshctl.dev/v1alpha1',
     kind: 'Node',
     metadata: { name },
-    spec: { site },
+    spec: { site, endpoint: `198.18.0.${++i}:51820` },
+    status: { overlay: { address: `100.64.0.${i}`, publicKey: `${'A'.repeat(42)}${i}=` } },
   });
   const nodes = [n('hub', 'dc'), n('a', 's1'), n('b', 's1'), n('c', 's2'), n('d', 's2'), n('e', 's3')];
   const wg = (name: string, peers: string[]): Declaration => ({
@@ -104,4 +106,9 @@ test('a Node maps to itself, the hub, its site and the nodes that name it as a p
   // A new endpoint is an overlay change: its site and the hub too.
   const moved: Node = { ...nodes[1], spec: { ...nodes[1].spec, endpoint: '198.18.0.9:51820' } };
   assert.deepEqual(nodesOfNode(moved, c, nodes[1]).sort(), ['a', 'b', 'e', 'hub']);
+  // Off the overlay before and after (an address but no key yet): nobody's peer, only those still naming it.
+  const keyless = (x: Node): Node => ({ ...x, status: { overlay: { address: x.status?.overlay?.address } } });
+  const addressed: Node = { ...keyless(nodes[1]), status: { overlay: { address: '100.64.0.99' } } };
+  assert.deepEqual(nodesOfNode(addressed, c, keyless(nodes[1])).sort(), ['a', 'e']);
+  assert.deepEqual(nodesOfNode(keyless(nodes[3]), c).sort(), ['c'], 'a new node off the overlay');
 });

@@ -19,7 +19,7 @@ import type { Client } from '../api/client/types.ts';
 import type { Assignment, Declaration, Node, Route } from '../api/v1alpha1/generated/index.ts';
 import { routeOwner } from '../api/v1alpha1/render-routes.ts';
 import { declarationToWrite, type Rendering } from '../api/v1alpha1/render-declaration.ts';
-import { overlayChanged, overlayNodesAffected } from '../api/v1alpha1/overlay.ts';
+import { onOverlay, overlayChanged, overlayNodesAffected } from '../api/v1alpha1/overlay.ts';
 import { OVERLAY_HUB_MODULE } from '../api/v1alpha1/builtin-modules.ts';
 import { realClock } from '../api/meta/clock.ts';
 import { createController, type Controller, type Reconciler } from './runtime/controller.ts';
@@ -103,7 +103,8 @@ export function nodesOfAssignment(a: Assignment, declarations: Pick<Informer<Dec
 
 /**
  * The nodes to reconcile when a Node changed: itself, and those whose overlay peers it may be (O(site),
- * overlay.ts) — only itself when the change (`old` → `node`, e.g. a heartbeat) left its overlay part alone.
+ * overlay.ts) — only itself when the change (`old` → `node`, e.g. a heartbeat) left its overlay part alone,
+ * or when it is off the overlay before and after (e.g. given its address before its agent sent a key).
  */
 export function nodesOfNode(
   node: Node,
@@ -114,13 +115,17 @@ export function nodesOfNode(
   },
   old?: Node,
 ): string[] {
-  if (old && old !== node && !overlayChanged(old, node)) return [node.metadata.name ?? ''];
+  const name = node.metadata.name ?? '';
+  if (old && old !== node && !overlayChanged(old, node)) return [name];
+  const naming = (n: string): string[] => namesOf(caches.declarations.byIndex(BY_OVERLAY_PEER, n));
+  // Off the overlay before and after, it is nobody's peer (overlay.ts): only Declarations still naming it change.
+  if (!onOverlay(node) && !(old && onOverlay(old))) return [...new Set([name, ...naming(name)])];
   return overlayNodesAffected({
     changed: node,
     hub: overlayHub(caches.assignments),
     all: () => namesOf(caches.nodes.list()),
     atSite: (site) => caches.nodes.byIndex(BY_SITE, site),
-    naming: (name) => namesOf(caches.declarations.byIndex(BY_OVERLAY_PEER, name)),
+    naming,
   });
 }
 
