@@ -8,12 +8,14 @@
  * The key is a node name. Nodes and Declarations map to their own name; an Assignment to its node and to
  * every node whose Declaration still records it as an owner (so moving or deleting an assignment also
  * re-renders the node it left); a Route likewise; a Module to the nodes of the assignments that use it. Reads come from the
- * informers' caches; every write carries the cached resourceVersion, so a stale cache ends in a Conflict,
- * which is thrown and retried with backoff. Nothing is written when nothing changed.
+ * informers' caches, through their indexes (cache-indexes.ts: one node's objects, never a scan of all N), and
+ * changes that cannot change a rendering (a heartbeat, an agent's status report: render-inputs.ts) queue nothing;
+ * every write carries the cached resourceVersion, so a stale cache ends in a Conflict, which is thrown and
+ * retried with backoff. Nothing is written when nothing changed.
  *
  * The overlay (api/v1alpha1/overlay.ts): a Node maps to itself, the hub, its site and the nodes whose
  * Declaration names it as a peer — not to the whole mesh — unless it is the hub; the overlay-hub Assignment
- * and the Mesh map to every node.
+ * and the Mesh map to every node. A change that leaves its overlay part alone maps to itself only.
  */
 import type { Client } from '../api/client/types.ts';
 import type { Assignment, Declaration, Node, Route } from '../api/v1alpha1/generated/index.ts';
@@ -22,7 +24,7 @@ import { declarationToWrite, type Rendering } from '../api/v1alpha1/render-decla
 import { onOverlay, overlayChanged, overlayNodesAffected } from '../api/v1alpha1/overlay.ts';
 import { OVERLAY_HUB_MODULE } from '../api/v1alpha1/builtin-modules.ts';
 import { realClock } from '../api/meta/clock.ts';
-import { createController, type Controller, type Reconciler } from './runtime/controller.ts';
+import { createController, type Controller, type Reconciler, type Source } from './runtime/controller.ts';
 import type { Informer } from '../api/client/informer.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import { informersFor, type ControllerOptions, type Informers } from './runtime/manager.ts';
@@ -47,46 +49,50 @@ type Caches = Informers<'nodes' | 'assignments' | 'modules' | 'declarations' | '
 /** Creates the Declaration controller; add it to the manager, which starts it once the caches are synced. */
 export function createDeclarationController(opts: DeclarationControllerOptions): Controller {
   const { manager } = opts;
-  const clock = opts.clock ?? realClock;
   const caches: Caches = informersFor(manager, ['nodes', 'assignments', 'modules', 'declarations', 'meshes', 'routes']);
   addCacheIndexes(caches);
-  const allNodes = (): string[] => namesOf(caches.nodes.list());
   const reconciler = new DeclarationReconciler({ client: manager.client, caches, logger: manager.logger });
   return createController({
     name: 'declaration',
     reconciler,
     workers: opts.workers ?? DECLARATION_WORKERS,
-    clock,
+    clock: opts.clock ?? realClock,
     logger: manager.logger,
-    sources: [
-      {
-        informer: caches.nodes,
-        keys: (obj, type, old) =>
-          nodeRenderInputsChanged(type, obj as Node, old as Node | undefined)
-            ? nodesOfNode(obj as Node, caches, old as Node | undefined)
-            : [],
-      },
-      {
-        informer: caches.assignments,
-        keys: (obj) =>
-          (obj as Assignment).spec.module === OVERLAY_HUB_MODULE
-            ? allNodes()
-            : nodesOfAssignment(obj as Assignment, caches.declarations),
-      },
-      { informer: caches.modules, keys: (obj) => nodesOfModule(obj.metadata.name ?? '', caches.assignments) },
-      // The agent's status reports change nothing this controller renders or writes.
-      {
-        informer: caches.declarations,
-        keys: (obj, type, old) =>
-          declarationRenderInputsChanged(type, obj as Declaration, old as Declaration | undefined)
-            ? [obj.metadata.name ?? '']
-            : [],
-      },
-      // The overlay's CIDR and port are the Mesh's: a change re-renders every node.
-      { informer: caches.meshes, keys: allNodes },
-      { informer: caches.routes, keys: (obj) => nodesOfRoute(obj as Route, caches.declarations) },
-    ],
+    sources: sourcesOf(caches),
   });
+}
+
+/** Where the controller's keys come from: each kind's changes mapped to the nodes to re-render. */
+function sourcesOf(caches: Caches): Source[] {
+  const allNodes = (): string[] => namesOf(caches.nodes.list());
+  return [
+    {
+      informer: caches.nodes,
+      keys: (obj, type, old) =>
+        nodeRenderInputsChanged(type, obj as Node, old as Node | undefined)
+          ? nodesOfNode(obj as Node, caches, old as Node | undefined)
+          : [],
+    },
+    {
+      informer: caches.assignments,
+      keys: (obj) =>
+        (obj as Assignment).spec.module === OVERLAY_HUB_MODULE
+          ? allNodes()
+          : nodesOfAssignment(obj as Assignment, caches.declarations),
+    },
+    { informer: caches.modules, keys: (obj) => nodesOfModule(obj.metadata.name ?? '', caches.assignments) },
+    // The agent's status reports change nothing this controller renders or writes.
+    {
+      informer: caches.declarations,
+      keys: (obj, type, old) =>
+        declarationRenderInputsChanged(type, obj as Declaration, old as Declaration | undefined)
+          ? [obj.metadata.name ?? '']
+          : [],
+    },
+    // The overlay's CIDR and port are the Mesh's: a change re-renders every node.
+    { informer: caches.meshes, keys: allNodes },
+    { informer: caches.routes, keys: (obj) => nodesOfRoute(obj as Route, caches.declarations) },
+  ];
 }
 
 /**
