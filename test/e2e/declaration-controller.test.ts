@@ -401,3 +401,31 @@ test('a module on 64 nodes changes: one write per Declaration, many per fdatasyn
   const perCommit = (journal1.lines - journal0.lines) / (journal1.commits - journal0.commits);
   assert.ok(perCommit > 6, `journal lines per group commit while re-rendering: ${perCommit.toFixed(1)}`);
 });
+
+test("a node on the overlay: its assignment's status follows the Declaration as written, WireGuard resource and all", async () => {
+  await mod('o-mod', '1', [dir('dir', '/srv/o')]);
+  await put('nodes', {
+    apiVersion: API,
+    kind: 'Node',
+    metadata: { name: 'o-node' },
+    spec: { endpoint: '198.18.0.7:51820' },
+  });
+  await client.patch(
+    'nodes',
+    'o-node',
+    { status: { overlay: { address: '100.64.0.7', publicKey: `${'B'.repeat(42)}A=` } } },
+    { subresource: 'status' },
+  );
+  await assign('o-asg', { module: 'o-mod', node: 'o-node' });
+  const d = await eventually(async () => {
+    const got = await getDecl('o-node');
+    assert.deepEqual(
+      got.spec.resources.map((r) => r.kind),
+      ['Directory', 'WireGuard'],
+    );
+    return got;
+  });
+  await agentReports('o-node', () => ({ state: 'Applied' }), d);
+  const done = await waitReason('o-asg', 'Applied');
+  assert.match(done.status?.conditions?.[0]?.message ?? '', /applied all 1 resources of version 1/);
+});
