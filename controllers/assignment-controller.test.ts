@@ -13,6 +13,8 @@ import type { KubeObject } from '../api/meta/types.ts';
 import type { Assignment, Declaration } from '../api/v1alpha1/generated/index.ts';
 import { declarationToWrite, renderDeclaration } from '../api/v1alpha1/render-declaration.ts';
 import { serverSuite } from '../test/server-suite.ts';
+import { ObjectCache } from '../api/client/object-cache.ts';
+import { BY_MODULE, BY_NODE } from './cache-indexes.ts';
 import { assignmentsOfModule, assignmentsOfNode, createAssignmentController } from './assignment-controller.ts';
 import { FakeClock } from '../api/meta/fake-clock.ts';
 import { createManager } from './runtime/manager.ts';
@@ -221,9 +223,10 @@ const asg = (name: string, module: string, node: string, creationTimestamp = '20
 });
 
 test('a node, declaration or module maps to its assignments', () => {
-  const assignments = {
-    list: () => [asg('a', 'web', 'n1'), asg('b', 'web', 'n2'), asg('c', 'db', 'n1')],
-  };
+  const assignments = new ObjectCache<Assignment>();
+  assignments.addIndex(BY_NODE, (a) => [a.spec.node]);
+  assignments.addIndex(BY_MODULE, (a) => [a.spec.module]);
+  assignments.replace([asg('a', 'web', 'n1'), asg('b', 'web', 'n2'), asg('c', 'db', 'n1')]);
   assert.deepEqual(assignmentsOfNode('n1', assignments), ['a', 'c']);
   assert.deepEqual(assignmentsOfModule('web', assignments), ['a', 'b']);
   assert.deepEqual(assignmentsOfNode('none', assignments), []);

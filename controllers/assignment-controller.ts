@@ -20,59 +20,67 @@ import type { Client } from '../api/client/types.ts';
 import { findCondition } from '../api/meta/conditions.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import type { KubeObject } from '../api/meta/types.ts';
-import type { Assignment, Event } from '../api/v1alpha1/generated/index.ts';
+import type { Assignment, Event, Node } from '../api/v1alpha1/generated/index.ts';
 import { appliedEvent } from './assignment-events.ts';
-import { declarationToWrite, renderDeclaration, type OwnerOutcome } from '../api/v1alpha1/render-declaration.ts';
-import { renderRoutes } from '../api/v1alpha1/render-routes.ts';
+import { declarationToWrite, type OwnerOutcome } from '../api/v1alpha1/render-declaration.ts';
 import { APPLIED, assignmentStatus, statusDiffers } from './assignment-status.ts';
 import { realClock, type Clock } from '../api/meta/clock.ts';
 import { rfc3339 } from '../api/meta/timestamp.ts';
 import { createController, type Controller, type Reconciler } from './runtime/controller.ts';
 import type { Informer } from '../api/client/informer.ts';
 import { informersFor, type ControllerOptions, type Informers } from './runtime/manager.ts';
+import { addCacheIndexes, BY_MODULE, BY_NODE, namesOf } from './cache-indexes.ts';
+import { renderNode } from './node-rendering.ts';
+import { nodeRenderInputsChanged } from './render-inputs.ts';
 
 /** Options of createAssignmentController. */
 export type AssignmentControllerOptions = ControllerOptions;
 
 /** The informers the controller reads from. */
-type Caches = Informers<'nodes' | 'assignments' | 'modules' | 'declarations' | 'routes'>;
+type Caches = Informers<'nodes' | 'assignments' | 'modules' | 'declarations' | 'meshes' | 'routes'>;
 
 /** Creates the Assignment controller; add it to the manager, which starts it once the caches are synced. */
 export function createAssignmentController(opts: AssignmentControllerOptions): Controller {
   const { manager } = opts;
   const clock = opts.clock ?? realClock;
-  const caches: Caches = informersFor(manager, ['assignments', 'nodes', 'modules', 'declarations', 'routes']);
+  const caches: Caches = informersFor(manager, ['assignments', 'nodes', 'modules', 'declarations', 'meshes', 'routes']);
+  addCacheIndexes(caches);
   const reconciler = new AssignmentReconciler({ client: manager.client, caches, logger: manager.logger, clock });
   const ofNode = (obj: KubeObject): string[] => assignmentsOfNode(obj.metadata.name ?? '', caches.assignments);
   return createController({
     name: 'assignment',
     reconciler,
-    workers: opts.workers ?? 4,
+    workers: opts.workers ?? ASSIGNMENT_WORKERS,
     clock,
     logger: manager.logger,
     sources: [
       { informer: caches.assignments },
       { informer: caches.declarations, keys: ofNode },
-      { informer: caches.nodes, keys: ofNode },
+      // A heartbeat changes nothing an Assignment's status is computed from.
+      {
+        informer: caches.nodes,
+        keys: (obj, type, old) =>
+          nodeRenderInputsChanged(type, obj as Node, old as Node | undefined) ? ofNode(obj) : [],
+      },
       { informer: caches.modules, keys: (obj) => assignmentsOfModule(obj.metadata.name ?? '', caches.assignments) },
     ],
   });
 }
 
+/**
+ * Keys reconciled at once: when a module used by every node changes, every Assignment's status is written
+ * (Pending, then Applied) and many writes in flight share one fdatasync of the store's group commit.
+ */
+export const ASSIGNMENT_WORKERS = 32;
+
 /** The assignments to node `node` (the keys to reconcile when its Node or Declaration changed). */
-export function assignmentsOfNode(node: string, assignments: Pick<Informer<Assignment>, 'list'>): string[] {
-  return assignments
-    .list()
-    .filter((a) => a.spec.node === node)
-    .map((a) => a.metadata.name ?? '');
+export function assignmentsOfNode(node: string, assignments: Pick<Informer<Assignment>, 'byIndex'>): string[] {
+  return namesOf(assignments.byIndex(BY_NODE, node));
 }
 
 /** The assignments of module `module` (the keys to reconcile when the Module changed). */
-export function assignmentsOfModule(module: string, assignments: Pick<Informer<Assignment>, 'list'>): string[] {
-  return assignments
-    .list()
-    .filter((a) => a.spec.module === module)
-    .map((a) => a.metadata.name ?? '');
+export function assignmentsOfModule(module: string, assignments: Pick<Informer<Assignment>, 'byIndex'>): string[] {
+  return namesOf(assignments.byIndex(BY_MODULE, module));
 }
 
 /** Reconciles one assignment: computes its status from its node's Declaration and writes it if it changed. */
@@ -94,18 +102,11 @@ class AssignmentReconciler implements Reconciler {
     if (!cached) return;
     const assignment = cached;
     const nodeName = assignment.spec.node;
-    const node = this.caches.nodes.get(nodeName);
-    const declaration = this.caches.declarations.get(nodeName);
+    const rendered = renderNode(nodeName, this.caches);
+    const declaration = rendered?.declaration ?? this.caches.declarations.get(nodeName);
     let outcome: OwnerOutcome | undefined; // none without its Node (or while it is deleted): NodeNotFound
-    if (node && !node.metadata.deletionTimestamp) {
-      const modules = new Map(this.caches.modules.list().map((m) => [m.metadata.name ?? '', m]));
-      const rendering = renderDeclaration({
-        node: nodeName,
-        assignments: this.caches.assignments.list(),
-        modules,
-        current: declaration,
-        routeResources: renderRoutes(this.caches.routes.list(), node),
-      });
+    if (rendered) {
+      const { node, rendering } = rendered;
       // The Declaration controller has yet to write this rendering: look again once it has (its write requeues this key).
       if (!declaration?.metadata.deletionTimestamp && declarationToWrite({ node, rendering, current: declaration }))
         return;

@@ -15,6 +15,7 @@ import { allocateAddress, inRange, parseIpv4Cidr } from '../api/v1alpha1/overlay
 import { overlaySettings } from '../api/v1alpha1/overlay.ts';
 import { createController, type Controller } from './runtime/controller.ts';
 import { informersFor, type ControllerOptions, type Informers } from './runtime/manager.ts';
+import { BY_OVERLAY_ADDRESS } from './cache-indexes.ts';
 
 /** Options of createOverlayController. */
 export type OverlayControllerOptions = ControllerOptions;
@@ -25,6 +26,7 @@ type Caches = Informers<'nodes' | 'meshes'>;
 export function createOverlayController(opts: OverlayControllerOptions): Controller {
   const { manager } = opts;
   const caches: Caches = informersFor(manager, ['nodes', 'meshes']);
+  caches.nodes.addIndex(BY_OVERLAY_ADDRESS, (n) => (n.status?.overlay?.address ? [n.status.overlay.address] : []));
   const allocator = new AddressAllocator({ client: manager.client, caches, logger: manager.logger });
   return createController({
     name: 'overlay',
@@ -78,16 +80,15 @@ class AddressAllocator {
     this.logger.info('Allocated overlay address', { node: name, address, cidr });
   }
 
-  /** Every address held by another node, as cached or as just written. */
-  private used(except: string): Set<string> {
-    const used = new Set<string>();
-    const names = new Set<string>();
-    for (const n of this.caches.nodes.list()) {
-      names.add(n.metadata.name ?? '');
-      const a = n.status?.overlay?.address;
-      if (a && n.metadata.name !== except) used.add(a);
-    }
-    for (const [n, a] of this.written) if (n !== except && names.has(n)) used.add(a);
-    return used;
+  /**
+   * The addresses held by another node, as cached or as just written: looked up in the address index, so
+   * allocating for N new nodes does not list every node N times.
+   */
+  private used(except: string): Pick<ReadonlySet<string>, 'has'> {
+    const written = new Set<string>();
+    for (const [n, a] of this.written) if (n !== except && this.caches.nodes.get(n)) written.add(a);
+    const cached = (a: string): boolean =>
+      this.caches.nodes.byIndex(BY_OVERLAY_ADDRESS, a).some((n) => n.metadata.name !== except);
+    return { has: (a) => written.has(a) || cached(a) };
   }
 }

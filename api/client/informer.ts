@@ -10,9 +10,9 @@ import type { KubeObject } from '../meta/types.ts';
 import { realClock, type Clock, type TimerHandle } from '../meta/clock.ts';
 import { createJsonLogger, type Logger } from '../meta/logger.ts';
 import { startListWatch, type ListWatch } from './list-watch.ts';
-import { ObjectCache, type CacheChange, type InformerEventType } from './object-cache.ts';
+import { ObjectCache, type CacheChange, type IndexFunc, type InformerEventType } from './object-cache.ts';
 
-export type { InformerEventType } from './object-cache.ts';
+export type { IndexFunc, InformerEventType } from './object-cache.ts';
 
 /** Called for each change: `old` is the cached object before a MODIFIED or DELETED (if it was cached). */
 export type EventHandler<T extends KubeObject = KubeObject> = (type: InformerEventType, obj: T, old?: T) => void;
@@ -48,6 +48,10 @@ export interface Informer<T extends KubeObject = KubeObject> {
   get(name: string): T | undefined;
   /** Every cached object, sorted by name. */
   list(): T[];
+  /** Adds a named index of the cache (shared informers: the first function added under a name is kept). */
+  addIndex(name: string, fn: IndexFunc<T>): void;
+  /** The cached objects with `value` in index `name`, sorted by name (O(matches), no scan of the cache). */
+  byIndex(name: string, value: string): T[];
   /** Adds a handler; if the cache is already synced, it first receives ADDED for every cached object. */
   addEventHandler(handler: EventHandler<T>): () => void;
   /** The resourceVersion the next watch would start from. */
@@ -127,6 +131,14 @@ class ListWatchInformer<T extends KubeObject> implements Informer<T> {
 
   list(): T[] {
     return this.cache.list();
+  }
+
+  addIndex(name: string, fn: IndexFunc<T>): void {
+    this.cache.addIndex(name, fn);
+  }
+
+  byIndex(name: string, value: string): T[] {
+    return this.cache.byIndex(name, value);
   }
 
   addEventHandler(handler: EventHandler<T>): () => void {

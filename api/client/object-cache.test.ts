@@ -47,3 +47,42 @@ test('replacing with a fresh list reports exactly the differences', () => {
   );
   assert.equal(cache.size, 0);
 });
+
+test('an index follows every event and relist: byIndex finds objects by value without a scan', () => {
+  const cache = new ObjectCache();
+  const site = (name: string, rv: string, s?: string): KubeObject => ({
+    ...obj(name, rv),
+    metadata: { name, resourceVersion: rv, ...(s ? { labels: { site: s } } : {}) },
+  });
+  cache.apply({ type: 'ADDED', object: site('a', '1', 'x') });
+  cache.addIndex('site', (o) => (o.metadata.labels?.site ? [o.metadata.labels.site] : []));
+  cache.apply({ type: 'ADDED', object: site('c', '2', 'x') });
+  cache.apply({ type: 'ADDED', object: site('b', '3', 'y') });
+  const names = (v: string): string[] => cache.byIndex('site', v).map((o) => o.metadata.name ?? '');
+  assert.deepEqual(names('x'), ['a', 'c'], 'indexed before and after addIndex, sorted by name');
+  cache.apply({ type: 'MODIFIED', object: site('a', '4', 'y') });
+  assert.deepEqual([names('x'), names('y')], [['c'], ['a', 'b']], 'a modified object moves to its new value');
+  cache.apply({ type: 'DELETED', object: site('b', '5', 'y') });
+  cache.apply({ type: 'MODIFIED', object: site('c', '6') });
+  assert.deepEqual([names('x'), names('y')], [[], ['a']], 'deleted, or without a value: in no entry');
+  cache.replace([site('d', '7', 'x'), site('a', '4', 'y')]);
+  assert.deepEqual([names('x'), names('y')], [['d'], ['a']], 'a relist re-indexes');
+  assert.throws(() => cache.byIndex('nope', 'x'), /no index "nope"/);
+});
+
+test('list() is sorted once per change and hands out a copy each time', () => {
+  const cache = new ObjectCache();
+  cache.replace([obj('b', '1'), obj('a', '2')]);
+  const first = cache.list();
+  first.pop();
+  assert.deepEqual(
+    cache.list().map((o) => o.metadata.name),
+    ['a', 'b'],
+    "a caller changing the array does not change the cache's",
+  );
+  cache.apply({ type: 'ADDED', object: obj('0', '3') });
+  assert.deepEqual(
+    cache.list().map((o) => o.metadata.name),
+    ['0', 'a', 'b'],
+  );
+});

@@ -170,6 +170,12 @@ export function matchesFields(obj: KubeObject, selector: FieldSelector): boolean
   return selector.every((r) => (fieldText(obj, r.path) === r.value) === (r.op === 'eq'));
 }
 
+/** The object name a field selector requires (`metadata.name=X` or `==X`), if any: only that object can match. */
+export function requiredName(field: FieldSelector): string | undefined {
+  const r = field.find((f) => f.op === 'eq' && f.path.length === 2 && f.path[0] === 'metadata' && f.path[1] === 'name');
+  return r?.value;
+}
+
 /** True when the object matches both selectors (given as text or parsed; absent ones match everything). */
 export function matchesSelectors(
   obj: KubeObject,

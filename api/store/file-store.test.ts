@@ -313,6 +313,13 @@ test('list is sorted by name and filtered by label and field selectors', async (
     store.list('nodes', { fieldSelector: 'metadata.name!=a' }).items.map((o) => o.metadata.name),
     ['b', 'c'],
   );
+  // One required name reads that object only (an agent listing its own Declaration); the rest still applies.
+  const named = (fieldSelector: string, labelSelector?: string): string[] =>
+    store.list('nodes', { fieldSelector, labelSelector }).items.map((o) => o.metadata.name ?? '');
+  assert.deepEqual(named('metadata.name=b'), ['b']);
+  assert.deepEqual(named('metadata.name==c', 'app=web'), ['c']);
+  assert.deepEqual(named('metadata.name=a', 'app=web'), []);
+  assert.deepEqual(named('metadata.name=zz'), []);
   assert.equal(store.list('nodes').resourceVersion, '3');
   assert.deepEqual(store.list('nothing').items, []);
   assert.throws(

@@ -5,7 +5,13 @@
  * indexes, and records the journal line and the watch event of the change.
  */
 import type { KubeObject } from '../meta/types.ts';
-import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from '../meta/selectors.ts';
+import {
+  matchesFields,
+  matchesLabels,
+  parseFieldSelector,
+  parseLabelSelector,
+  requiredName,
+} from '../meta/selectors.ts';
 import type { ListOptions } from './types.ts';
 import { withResourceVersion } from './object-meta.ts';
 import { delLine, putLine, txnLine, type JournalEntry, type StoreData } from './store-data.ts';
@@ -74,7 +80,9 @@ export class StoreState {
     const field = parseFieldSelector(opts.fieldSelector ?? '');
     const kind = this.data.kinds.get(plural);
     if (!kind) return [];
-    let names = this.#sorted.get(plural);
+    // A selector requiring one name (an agent listing its own Declaration) reads that object, not the kind.
+    const one = requiredName(field);
+    let names = one !== undefined ? (kind.has(one) ? [one] : []) : this.#sorted.get(plural);
     if (!names) this.#sorted.set(plural, (names = [...kind.keys()].sort()));
     const items: KubeObject[] = [];
     for (const name of names) {

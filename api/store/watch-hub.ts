@@ -15,6 +15,7 @@ import type { StoreLogger } from './store-log.ts';
 import { WatchLog } from './watch-log.ts';
 import { WatchSnapshots, type WatchSnapshot, type WatchSnapshotStats } from './watch-snapshots.ts';
 import { Watcher } from './watcher.ts';
+import { WatcherRegistry } from './watcher-registry.ts';
 
 /** Options of the WatchHub constructor. */
 export interface WatchHubOptions {
@@ -36,10 +37,12 @@ export class WatchHub {
   readonly #logger: StoreLogger;
   readonly #list: WatchHubOptions['list'];
   readonly #currentRv: WatchHubOptions['currentRv'];
-  readonly #byPlural = new Map<string, Set<Watcher>>();
+  readonly #watchers = new WatcherRegistry();
   readonly #unready = new Set<Watcher>();
   #staged: StoreEvent[] = [];
   #durableRv: number;
+  /** True while publish() hands events to watchers. */
+  #publishing = false;
   readonly #startRv: number;
   readonly #openedAtRv: number;
   /** Synthetic ADDED events by stored object, shared by every watch that starts from resourceVersion 0. */
@@ -89,9 +92,11 @@ export class WatchHub {
     const events = this.#staged.slice(0, n);
     this.#staged = this.#staged.slice(n);
     for (const e of events) this.#log.push(e);
-    for (const e of events) {
-      const set = this.#byPlural.get(e.plural);
-      if (set) for (const w of set) if (w.ready) w.deliver(e);
+    this.#publishing = true;
+    try {
+      for (const e of events) for (const w of this.#watchers.for(e)) if (w.ready) w.deliver(e);
+    } finally {
+      this.#publishing = false;
     }
     for (const w of this.#unready) this.#catchUp(w);
   }
@@ -145,9 +150,7 @@ export class WatchHub {
       onEvent,
       onError: (x, err) => this.#failed(x, err),
     });
-    let set = this.#byPlural.get(plural);
-    if (!set) this.#byPlural.set(plural, (set = new Set()));
-    set.add(w);
+    this.#watchers.add(w);
     this.#unready.add(w);
     setImmediate(() => this.#catchUp(w));
     return { stop: () => this.#remove(w), pause: () => this.#pause(w), resume: () => this.#resume(w) };
@@ -156,6 +159,9 @@ export class WatchHub {
   /** Stops delivering to `w` (its consumer is full); the events wait in the log. */
   #pause(w: Watcher): void {
     if (w.stopped || w.paused) return;
+    // Outside publish(), a ready watch has had every published event it can see, though its cursor moved
+    // only with those (watcher-registry.ts): it resumes from here, not from an older point the log may have dropped.
+    if (w.ready && !this.#publishing) w.cursor = Math.max(w.cursor, this.#durableRv);
     w.paused = true;
     w.ready = false;
     this.#unready.add(w);
@@ -217,9 +223,7 @@ export class WatchHub {
   #remove(w: Watcher): void {
     w.stopped = true;
     this.#unready.delete(w);
-    const set = this.#byPlural.get(w.plural);
-    set?.delete(w);
-    if (set?.size === 0) this.#byPlural.delete(w.plural);
+    this.#watchers.delete(w);
   }
 
   /** Counters for `stats()`. */
@@ -228,10 +232,8 @@ export class WatchHub {
     eventLog: { size: number; capacity: number; resumableFrom: number };
     watchSnapshots: WatchSnapshotStats;
   } {
-    let watchers = 0;
-    for (const set of this.#byPlural.values()) watchers += set.size;
     return {
-      watchers,
+      watchers: this.#watchers.size,
       eventLog: { size: this.#log.size, capacity: this.#log.capacity, resumableFrom: this.#log.resumableFrom },
       watchSnapshots: this.#snapshots.stats(),
     };

@@ -4,7 +4,13 @@
  * delivered as DELETED (with its previous content) and one that starts matching as ADDED.
  */
 import type { KubeObject } from '../meta/types.ts';
-import { matchesFields, matchesLabels, type FieldSelector, type LabelSelector } from '../meta/selectors.ts';
+import {
+  matchesFields,
+  matchesLabels,
+  requiredName,
+  type FieldSelector,
+  type LabelSelector,
+} from '../meta/selectors.ts';
 import type { StoreEvent } from './store-event.ts';
 
 /** Options of the Watcher constructor. */
@@ -24,6 +30,8 @@ export interface WatcherOptions {
 /** A watch's state (see the file comment). */
 export class Watcher {
   readonly plural: string;
+  /** The only object name this watch can see (its field selector requires it), if any. */
+  readonly name: string | undefined;
   readonly #label: LabelSelector;
   readonly #field: FieldSelector;
   readonly #filtered: boolean;
@@ -39,6 +47,7 @@ export class Watcher {
 
   constructor(opts: WatcherOptions) {
     this.plural = opts.plural;
+    this.name = requiredName(opts.field);
     this.#label = opts.label;
     this.#field = opts.field;
     this.#filtered = opts.label.length > 0 || opts.field.length > 0;

@@ -50,7 +50,7 @@ export function inRange(ip: string, range: Ipv4Range): boolean {
  * The lowest host address of `cidr` not in `used` (the network and broadcast addresses are never given
  * out, below /31); undefined when the range is full or not an IPv4 CIDR.
  */
-export function allocateAddress(cidr: string, used: ReadonlySet<string>): string | undefined {
+export function allocateAddress(cidr: string, used: Pick<ReadonlySet<string>, 'has'>): string | undefined {
   const range = parseIpv4Cidr(cidr);
   if (!range) return undefined;
   const size = 2 ** (32 - range.prefix);

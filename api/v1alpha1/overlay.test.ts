@@ -95,11 +95,19 @@ test("overlay: a node joining or leaving changes only the hub's and its site's d
   assert.deepEqual(changedBetween(before, after), expected, '6 of 22 declarations change, not all of them');
   // The Declarations as stored while the new node is a member: its peers are named in them.
   const peersOf = (x: string): string[] => overlayPeerNames([after.get(x)].filter((r) => r !== undefined));
-  assert.deepEqual(overlayNodesAffected({ changed: joined, nodes: withNew, hub: 'hub', peersOf }).sort(), expected);
+  const affected = (all: Node[]): string[] =>
+    overlayNodesAffected({
+      changed: joined,
+      hub: 'hub',
+      all: () => all.map((n) => n.metadata.name ?? ''),
+      atSite: (site) => all.filter((n) => n.spec?.site === site),
+      naming: (name) => all.map((n) => n.metadata.name ?? '').filter((n) => peersOf(n).includes(name)),
+    }).sort();
+  assert.deepEqual(affected(withNew), expected);
   // Leaving: the same set, found from the Declarations that still name it.
   const left = renderAll(nodes, 'hub');
   assert.deepEqual(changedBetween(after, left), expected);
-  assert.deepEqual(overlayNodesAffected({ changed: joined, nodes, hub: 'hub', peersOf }).sort(), expected);
+  assert.deepEqual(affected(nodes), expected);
 });
 
 test('overlay: moving the hub changes every declaration', () => {

@@ -114,20 +114,41 @@ export function renderOverlay(input: OverlayInput): DeclaredResource | undefined
 /**
  * The nodes whose overlay resource may change when `changed` did (joined, left, or changed its site,
  * endpoint, address or key): itself, the hub, the nodes of its site, and the nodes whose Declaration still
- * names it as a peer (`peersOf`: e.g. its old site). Never the whole mesh unless it is the hub.
+ * names it as a peer (`naming`: e.g. its old site). Never the whole mesh (`all`) unless it is the hub.
  */
 export function overlayNodesAffected(opts: {
   changed: Node;
-  nodes: readonly Node[];
   hub: string | undefined;
-  peersOf: (node: string) => readonly string[];
+  /** Every node's name. */
+  all: () => readonly string[];
+  /** The nodes of a site. */
+  atSite: (site: string) => readonly Node[];
+  /** The nodes whose Declaration names `node` as an overlay peer. */
+  naming: (node: string) => readonly string[];
 }): string[] {
-  const { changed, nodes, hub } = opts;
+  const { changed, hub } = opts;
   const name = changed.metadata.name ?? '';
-  if (name === hub) return nodes.map((n) => n.metadata.name ?? '');
-  const site = nodes.filter((n) => n.metadata.name !== name && sameSite(changed, n)).map((n) => n.metadata.name ?? '');
-  const naming = nodes.map((n) => n.metadata.name ?? '').filter((n) => opts.peersOf(n).includes(name));
-  return [...new Set([name, ...(hub ? [hub] : []), ...site, ...naming])];
+  if (name === hub) return [...opts.all()];
+  const site = changed.spec?.site;
+  const siteNodes = site !== undefined ? opts.atSite(site).map((n) => n.metadata.name ?? '') : [];
+  return [...new Set([name, ...(hub ? [hub] : []), ...siteNodes, ...opts.naming(name)])];
+}
+
+/**
+ * Whether a Node's change can change other nodes' overlay resources: what a peer is rendered from (on the
+ * overlay or not, site, endpoint, address, key). A heartbeat changes none of it, so it re-renders only the
+ * node itself, not its site.
+ */
+export function overlayChanged(before: Node, after: Node): boolean {
+  const view = (n: Node) => [
+    onOverlay(n),
+    n.spec?.site,
+    n.spec?.endpoint,
+    n.status?.overlay?.address,
+    n.status?.overlay?.publicKey,
+  ];
+  const [a, b] = [view(before), view(after)];
+  return a.some((v, i) => v !== b[i]);
 }
 
 /** The peer node names in a Declaration's overlay resource. */

@@ -34,8 +34,8 @@ export class TerminalError extends Error {
 /** An informer whose events enqueue keys: by default the object's name (every kind is cluster-scoped). */
 export interface Source {
   informer: Informer;
-  /** Maps a changed object (e.g. an Assignment) to the keys of primary objects to reconcile (e.g. its Node). */
-  keys?: (obj: KubeObject, type: InformerEventType) => string[];
+  /** Maps a changed object (e.g. an Assignment) to the keys of primary objects to reconcile (e.g. its Node); `old` as the informer reports it. */
+  keys?: (obj: KubeObject, type: InformerEventType, old?: KubeObject) => string[];
 }
 
 /** Options of createController. */
@@ -71,8 +71,8 @@ export function createController(opts: ControllerOptions): Controller {
   const queue = opts.queue ?? new WorkQueue({ clock: opts.clock });
   const sources = opts.sources ?? [];
   for (const s of sources) {
-    s.informer.addEventHandler((type, obj) => {
-      const keys = s.keys ? s.keys(obj, type) : [obj.metadata.name as string];
+    s.informer.addEventHandler((type, obj, old) => {
+      const keys = s.keys ? s.keys(obj, type, old) : [obj.metadata.name as string];
       for (const k of keys) if (k) queue.add(k);
     });
   }

@@ -1,0 +1,50 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Declaration, Node } from '../api/v1alpha1/generated/index.ts';
+import { OWNERS_ANNOTATION } from '../api/v1alpha1/render-declaration.ts';
+import { declarationRenderInputsChanged, nodeRenderInputsChanged } from './render-inputs.ts';
+
+const node: Node = {
+  apiVersion: 'meshctl.dev/v1alpha1',
+  kind: 'Node',
+  metadata: { name: 'a', uid: 'u1', generation: 1, resourceVersion: '5' },
+  spec: { site: 's1', endpoint: '198.18.0.1:51820' },
+  status: { lastSeen: '2026-12-01T20:00:00Z' },
+};
+
+test('a heartbeat queues no re-render; a spec, overlay or deletion change, an add or a delete does', () => {
+  const beat: Node = {
+    ...node,
+    metadata: { ...node.metadata, resourceVersion: '6' },
+    status: { lastSeen: '2026-12-01T20:00:10Z' },
+  };
+  assert.equal(nodeRenderInputsChanged('MODIFIED', beat, node), false, 'heartbeat');
+  const spec: Node = {
+    ...node,
+    metadata: { ...node.metadata, generation: 2 },
+    spec: { ...node.spec, httpsPort: 8443 },
+  };
+  assert.equal(nodeRenderInputsChanged('MODIFIED', spec, node), true, 'spec (generation)');
+  const key: Node = { ...node, status: { ...node.status, overlay: { publicKey: `${'A'.repeat(43)}=` } } };
+  assert.equal(nodeRenderInputsChanged('MODIFIED', key, node), true, 'overlay key');
+  const deleting: Node = { ...node, metadata: { ...node.metadata, deletionTimestamp: '2026-12-01T20:01:00Z' } };
+  assert.equal(nodeRenderInputsChanged('MODIFIED', deleting, node), true, 'deletion');
+  assert.equal(nodeRenderInputsChanged('DELETED', node, node), true, 'deleted');
+  assert.equal(nodeRenderInputsChanged('ADDED', node, undefined), true, 'added');
+});
+
+test("an agent's status report queues no re-render; a change of spec or owner records does", () => {
+  const decl: Declaration = {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Declaration',
+    metadata: { name: 'a', generation: 3, annotations: { [OWNERS_ANNOTATION]: '{}' } },
+    spec: { generation: 2, resources: [] },
+  };
+  const reported: Declaration = { ...decl, status: { observedGeneration: 3, receivedGeneration: 2 } };
+  assert.equal(declarationRenderInputsChanged('MODIFIED', reported, decl), false, 'status report');
+  const owners: Declaration = { ...decl, metadata: { ...decl.metadata, annotations: {} } };
+  assert.equal(declarationRenderInputsChanged('MODIFIED', owners, decl), true, 'owner records');
+  const spec: Declaration = { ...decl, metadata: { ...decl.metadata, generation: 4 } };
+  assert.equal(declarationRenderInputsChanged('MODIFIED', spec, decl), true, 'spec (generation)');
+  assert.equal(declarationRenderInputsChanged('DELETED', decl, decl), true, 'deleted');
+});

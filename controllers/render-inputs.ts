@@ -1,0 +1,34 @@
+/**
+ * Which changes of a Node or a Declaration can change a node's rendering (node-rendering.ts) — Kubernetes'
+ * GenerationChanged predicate, widened to the metadata and status the renderer reads. A heartbeat (Node
+ * status: lastSeen, conditions) and an agent's report (Declaration status) change none of it, so they
+ * queue no re-render: with N agents, that is N heartbeats and 2N reports per change that cost no render.
+ */
+import type { InformerEventType } from '../api/client/informer.ts';
+import type { Declaration, Node } from '../api/v1alpha1/generated/index.ts';
+import { isDeepStrictEqual } from 'node:util';
+import { overlayChanged } from '../api/v1alpha1/overlay.ts';
+import { OWNERS_ANNOTATION } from '../api/v1alpha1/render-declaration.ts';
+
+/** What of an object's metadata a rendering reads: identity (owner references), deletion and spec generation. */
+function metaView(o: Node | Declaration): unknown[] {
+  const m = o.metadata;
+  return [m.uid, m.generation, m.deletionTimestamp, m.ownerReferences];
+}
+
+/** Whether a change may change the node's rendering: true unless it is a MODIFIED whose `old` differs only elsewhere. */
+export function nodeRenderInputsChanged(type: InformerEventType, obj: Node, old: Node | undefined): boolean {
+  if (type !== 'MODIFIED' || !old || old === obj) return true;
+  return overlayChanged(old, obj) || !isDeepStrictEqual(metaView(old), metaView(obj));
+}
+
+/** Whether a change may change what the Declaration controller renders or writes (not the agent's status). */
+export function declarationRenderInputsChanged(
+  type: InformerEventType,
+  obj: Declaration,
+  old: Declaration | undefined,
+): boolean {
+  if (type !== 'MODIFIED' || !old || old === obj) return true;
+  const owners = (d: Declaration) => d.metadata.annotations?.[OWNERS_ANNOTATION];
+  return owners(old) !== owners(obj) || !isDeepStrictEqual(metaView(old), metaView(obj));
+}
