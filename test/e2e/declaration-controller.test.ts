@@ -397,35 +397,36 @@ test('a module on 64 nodes changes: one write per Declaration, many per fdatasyn
   const journal1 = server.store.stats().journal;
   const declWrites = controllerWrites.slice(mark).filter((w) => w.startsWith('update declarations/g-node-'));
   assert.equal(declWrites.length, nodes.length, 'each Declaration written once');
-  // With 4 workers, at most 4 Declaration writes could share one fdatasync.
+  // With 4 workers, at most 4 Declaration writes could share one fdatasync: 3.1 lines per commit were measured
+  // then; with 32 workers 10–13 when idle and 5.4–5.9 on a loaded machine. 4.5 tells them apart.
   const perCommit = (journal1.lines - journal0.lines) / (journal1.commits - journal0.commits);
-  assert.ok(perCommit > 6, `journal lines per group commit while re-rendering: ${perCommit.toFixed(1)}`);
+  assert.ok(perCommit > 4.5, `journal lines per group commit while re-rendering: ${perCommit.toFixed(1)}`);
 });
 
 test("a node on the overlay: its assignment's status follows the Declaration as written, WireGuard resource and all", async () => {
-  await mod('o-mod', '1', [dir('dir', '/srv/o')]);
+  await mod('ov-mod', '1', [dir('dir', '/srv/o')]);
   await put('nodes', {
     apiVersion: API,
     kind: 'Node',
-    metadata: { name: 'o-node' },
+    metadata: { name: 'ov-node' },
     spec: { endpoint: '198.18.0.7:51820' },
   });
   await client.patch(
     'nodes',
-    'o-node',
+    'ov-node',
     { status: { overlay: { address: '100.64.0.7', publicKey: `${'B'.repeat(42)}A=` } } },
     { subresource: 'status' },
   );
-  await assign('o-asg', { module: 'o-mod', node: 'o-node' });
+  await assign('ov-asg', { module: 'ov-mod', node: 'ov-node' });
   const d = await eventually(async () => {
-    const got = await getDecl('o-node');
+    const got = await getDecl('ov-node');
     assert.deepEqual(
       got.spec.resources.map((r) => r.kind),
       ['Directory', 'WireGuard'],
     );
     return got;
   });
-  await agentReports('o-node', () => ({ state: 'Applied' }), d);
-  const done = await waitReason('o-asg', 'Applied');
+  await agentReports('ov-node', () => ({ state: 'Applied' }), d);
+  const done = await waitReason('ov-asg', 'Applied');
   assert.match(done.status?.conditions?.[0]?.message ?? '', /applied all 1 resources of version 1/);
 });
