@@ -62,7 +62,10 @@ async function agentsUp(mesh: ScaleMesh, timeoutMs: number): Promise<number> {
     const a = mesh.agents();
     if (a.reachable === a.total) return performance.now() - t0;
     if (performance.now() - t0 > timeoutMs)
-      throw new Error(`agents up: ${a.reachable} of ${a.total} after ${timeoutMs} ms`);
+      throw new Error(
+        `agents up: ${a.reachable} of ${a.total} after ${timeoutMs} ms ` +
+          `(${a.total - a.started} not started, ${a.neverAnswered} never answered, ${a.lost} lost contact)`,
+      );
     await sleep(500);
   }
 }

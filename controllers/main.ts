@@ -218,7 +218,7 @@ async function run(flags: Flags): Promise<void> {
   const manager = createManager({ client, logger });
   manager.add(createDeclarationController({ manager }));
   manager.add(createAssignmentController({ manager }));
-  manager.add(createNodeController({ manager }));
+  manager.add(createNodeController({ manager, heartbeats: access.leases }));
   manager.add(createOverlayController({ manager }));
   manager.add(createEventTtlController({ manager }));
   manager.add(createRouteController({ manager }));

@@ -28,6 +28,7 @@ const suite = serverSuite();
 async function startController(
   t: TestContext,
   start = T0,
+  heartbeats?: { onBeat(fn: (node: string, atMs: number) => void): void },
 ): Promise<{ clock: FakeClock; writes: (node: string) => number; stop: () => Promise<void> }> {
   const clock = new FakeClock({ start });
   const sent: string[] = [];
@@ -43,7 +44,7 @@ async function startController(
     logger: process.env.DBG ? createJsonLogger() : silentLogger,
     backoff: { baseMs: 20, maxMs: 200 },
   });
-  manager.add(createNodeController({ manager, clock }));
+  manager.add(createNodeController({ manager, clock, ...(heartbeats ? { heartbeats } : {}) }));
   assert.equal(await manager.start(), true);
   let stopped = false;
   const stop = async (): Promise<void> => {
@@ -367,4 +368,32 @@ test('lastSeen is persisted lazily, like a Lease: most heartbeats cost no write,
     `after the stop: ${iso(stored)} for a last heartbeat at ${iso(last)}`,
   );
   assert.equal((await conditionOf('lease', 'Reachable'))?.status, 'True');
+});
+
+test("with the API server's leases, heartbeats that wrote nothing keep a node reachable, and one brings it back at once", async (t) => {
+  let beat: (node: string, atMs: number) => void = () => assert.fail('no listener');
+  const { clock } = await startController(t, T0, { onBeat: (fn) => (beat = fn) });
+  await createNode('leased');
+  await waitCondition('leased', 'Reachable', 'Unknown', 'NeverSeen');
+  clock.advance(5 * S);
+  beat('leased', clock.now());
+  const up = await waitCondition('leased', 'Reachable', 'True', 'HeartbeatReceived');
+  assert.equal(up.lastSeen, iso(T0 + 5 * S), 'the write that flips the condition carries the lease time');
+  const rv = (await suite.client.get('nodes', 'leased')).metadata.resourceVersion;
+  for (let i = 0; i < 6; i++) {
+    clock.advance(30 * S);
+    beat('leased', clock.now());
+    await quiet();
+  }
+  assert.equal((await conditionOf('leased', 'Reachable'))?.status, 'True', '3 minutes of lease beats only');
+  assert.equal(
+    (await suite.client.get('nodes', 'leased')).metadata.resourceVersion,
+    rv,
+    'no status write while only the lease is renewed (the lease persists lastSeen)',
+  );
+  clock.advance(40 * S);
+  await waitCondition('leased', 'Reachable', 'False', 'HeartbeatMissed');
+  beat('leased', clock.now());
+  const back = await waitCondition('leased', 'Reachable', 'True', 'HeartbeatReceived');
+  assert.equal(back.lastSeen, iso(clock.now()));
 });

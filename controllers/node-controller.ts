@@ -16,7 +16,8 @@
  * (HeartbeatTracker) and decides reachability; the stored lastSeen is rewritten only once it is a persist
  * interval (`lastSeenPersistMs`) behind it, or with a change that is written anyway — so a heartbeat that
  * changes nothing else costs the controller no write, and after a SIGKILL the stored lastSeen is stale by
- * less than one persist interval (and, being an observed time, never in the future).
+ * less than one persist interval (and, being an observed time, never in the future). In the control-plane
+ * process the heartbeats come from the API server's leases instead (`heartbeats`), and those persist lastSeen.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Client } from '../api/client/types.ts';
@@ -45,6 +46,12 @@ export interface NodeControllerOptions extends ControllerOptions {
    * half the grace period when that is shorter.
    */
   lastSeenPersistMs?: number;
+  /**
+   * The API server's heartbeat leases (api/server/access/node-leases.ts), when this runs in its process: every
+   * heartbeat is heard from them, also those that reach no store write. They persist lastSeen themselves, so
+   * lastSeenPersistMs then defaults to never (lastSeen is still refreshed by the writes this controller makes).
+   */
+  heartbeats?: { onBeat(fn: (node: string, atMs: number) => void): void };
 }
 
 /** The default of NodeControllerOptions.lastSeenPersistMs. */
@@ -68,9 +75,9 @@ export function createNodeController(opts: NodeControllerOptions): Controller {
     heartbeats,
     logger: manager.logger,
     clock,
-    persistMs: opts.lastSeenPersistMs,
+    persistMs: opts.lastSeenPersistMs ?? (opts.heartbeats ? Infinity : undefined),
   });
-  return createController({
+  const controller = createController({
     name: 'node',
     reconciler,
     workers: opts.workers ?? 2,
@@ -83,6 +90,14 @@ export function createNodeController(opts: NodeControllerOptions): Controller {
       { informer: caches.meshes, keys: () => caches.nodes.list().map((n) => n.metadata.name ?? '') },
     ],
   });
+  // A heartbeat of a node that is reachable changes nothing to decide now (its recheck finds it); one that
+  // is not is news at once.
+  opts.heartbeats?.onBeat((name, at) => {
+    heartbeats.heard(name, at);
+    const reachable = findCondition(caches.nodes.get(name)?.status?.conditions, REACHABLE)?.status;
+    if (reachable !== 'True') controller.queue.add(name);
+  });
+  return controller;
 }
 
 /**

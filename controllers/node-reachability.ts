@@ -172,6 +172,13 @@ export class HeartbeatTracker {
     else if (entry.token !== token) Object.assign(entry, { token, heardAt: this.now() });
   }
 
+  /** Records a heartbeat of `name` heard at `at` (ms) by other means than its Node's status (a lease). */
+  heard(name: string, at: number): void {
+    const entry = this.nodes.get(name);
+    if (!entry) this.nodes.set(name, { watchingSince: this.now(), heardAt: at });
+    else if (entry.heardAt === undefined || entry.heardAt < at) entry.heardAt = at;
+  }
+
   /** When the last heartbeat of `name` was observed by this process (ms), if one was. */
   heardAt(name: string): number | undefined {
     return this.nodes.get(name)?.heardAt;

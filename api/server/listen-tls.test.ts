@@ -1,7 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type TLSSocket, type ConnectionOptions } from 'node:tls';
-import { listen } from './listen.ts';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { KEEP_ALIVE_TIMEOUT_MS, LISTEN_BACKLOG, listen } from './listen.ts';
 import { createCA, issueServingCert } from './pki/pki.ts';
 
 /** Handshakes with the server; resolves with the protocol and cipher, or the error that ended it. */
@@ -48,4 +51,35 @@ test('HTTPS offers TLS 1.3 and TLS 1.2 AEAD suites only: a CBC-only TLS 1.2 clie
   }
   const modern = await handshake(server.port, ca.certPem, {});
   assert.equal(modern.protocol, 'TLSv1.3');
+});
+
+test('connections are kept alive longer than a heartbeat interval, and the accept queue is long', async (t) => {
+  const app = {
+    handle: (_req: unknown, res: { end(s: string): void }) => res.end('ok'),
+    close() {},
+    openWatches: () => 0,
+  };
+  const server = await listen({ app, host: '127.0.0.1', port: 0 });
+  t.after(() => server.close());
+  const keepAlive = await new Promise<string | undefined>((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port: server.port, path: '/', headers: { connection: 'keep-alive' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.headersDistinct['keep-alive']?.[0]));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+  assert.equal(
+    keepAlive,
+    `timeout=${KEEP_ALIVE_TIMEOUT_MS / 1000}`,
+    'what the server tells clients it keeps idle connections',
+  );
+  // ss shows a listening socket's backlog as its Send-Q (capped by net.core.somaxconn).
+  const line = execFileSync('ss', ['-ltnH', `sport = :${server.port}`], { encoding: 'utf8' }).trim();
+  const backlog = Number(line.split(/\s+/)[2]);
+  const somaxconn = Number(readFileSync('/proc/sys/net/core/somaxconn', 'utf8'));
+  assert.equal(backlog, Math.min(LISTEN_BACKLOG, somaxconn), `ss: ${line}`);
 });

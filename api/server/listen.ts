@@ -1,6 +1,7 @@
 /**
  * Puts an App on a TCP port: plain HTTP, or HTTPS with the given certificate (TLS 1.3 and TLS 1.2 AEAD
- * suites only). Port 0 picks a free port.
+ * suites only). Port 0 picks a free port. Idle connections are kept 90 s and the accept queue is long, for
+ * thousands of agents.
  * Malformed HTTP (garbage bytes, oversized headers) is answered by Node's parser and the socket dropped.
  */
 import { createServer as createHttpServer } from 'node:http';
@@ -51,6 +52,14 @@ export const TLS_SETTINGS = {
   ].join(':'),
 } as const;
 
+/**
+ * How long a kept-alive connection may sit idle: longer than an agent's heartbeat interval (10 s by default), so
+ * that each agent keeps one connection instead of a TLS handshake per heartbeat (Node's default is 5 s).
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 90_000;
+/** The accept queue's length (the kernel caps it at net.core.somaxconn): thousands of agents reconnect at once. */
+export const LISTEN_BACKLOG = 4096;
+
 /** Starts serving `app` on host:port. */
 export async function listen(opts: ListenOptions): Promise<Listening> {
   const handler = opts.app.handle;
@@ -58,6 +67,7 @@ export async function listen(opts: ListenOptions): Promise<Listening> {
     ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key, ...TLS_SETTINGS }, handler)
     : undefined;
   const server: Server = https ?? createHttpServer(handler);
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (socket.writable && !socket.destroyed && err.code !== 'ECONNRESET') {
       const code = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
@@ -70,7 +80,7 @@ export async function listen(opts: ListenOptions): Promise<Listening> {
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port, opts.host, () => {
+    server.listen({ port: opts.port, host: opts.host, backlog: LISTEN_BACKLOG }, () => {
       server.off('error', reject);
       resolve();
     });

@@ -79,6 +79,8 @@ export async function startScaleMesh(opts: ScaleMeshOptions): Promise<ScaleMesh>
         reachable: all.reduce((s, r) => s + r.reachable, 0),
         started: all.reduce((s, r) => s + r.started, 0),
         total: opts.nodes,
+        neverAnswered: all.reduce((s, r) => s + r.neverAnswered, 0),
+        lost: all.reduce((s, r) => s + r.lost, 0),
       };
     },
     async kill() {

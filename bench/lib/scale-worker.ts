@@ -3,7 +3,7 @@
  * share the control plane's event loop nor one event loop among all of them). argv[2] is a JSON file:
  * `{ config, heartbeatIntervalMs, logEveryMs, startSpreadMs, nodes: [{ node, token }] }`. Each agent starts
  * after a random delay below `startSpreadMs`. Every second the process sends its parent
- * `{ reachable, started, total }`; on the message `'stop'` it stops its agents and exits.
+ * `{ reachable, started, total, neverAnswered, lost }`; on the message `'stop'` it stops its agents and exits.
  */
 import { readFileSync } from 'node:fs';
 import type { ClientConfig } from '../../api/client/types.ts';
@@ -23,6 +23,10 @@ export interface ScaleWorkerReport {
   reachable: number;
   started: number;
   total: number;
+  /** Started agents that had no answer at all yet (reachable() undefined). */
+  neverAnswered: number;
+  /** Started agents that lost contact (reachable() false). */
+  lost: number;
 }
 
 const input = JSON.parse(readFileSync(process.argv[2], 'utf8')) as ScaleWorkerInput;
@@ -44,6 +48,8 @@ const report = setInterval(() => {
     reachable: agents.filter((a) => a.reachable() === true).length,
     started: agents.length,
     total: input.nodes.length,
+    neverAnswered: agents.filter((a) => a.reachable() === undefined).length,
+    lost: agents.filter((a) => a.reachable() === false).length,
   };
   if (process.connected) process.send?.(out);
 }, 1000);

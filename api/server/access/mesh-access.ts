@@ -1,7 +1,7 @@
 /**
  * Who may do what in a mesh, wired for `createApp`: the bearer authenticator (the admin token, then node
  * credentials issued at join), the Node authorizer (node-authorizer.ts), the NodeRestriction store view for
- * node requests (node-restriction.ts), and the join endpoints (`GET /cluster-info`, `POST /join`, and
+ * node requests (node-restriction.ts) with the nodes' heartbeat leases (node-leases.ts), and the join endpoints (`GET /cluster-info`, `POST /join`, and
  * JoinToken creation, which returns the token once). The control-plane process and the test harness both
  * build their app with it.
  */
@@ -18,6 +18,7 @@ import { createJoinToken, type TokenCreateRequest } from './join-token-lifecycle
 import { EventQuota, type EventLimits } from './event-quota.ts';
 import { nodeAuthorizer } from './node-authorizer.ts';
 import { storeFor } from './node-restriction.ts';
+import { NodeLeases } from './node-leases.ts';
 
 /** The join endpoints the app serves besides the resource routes. */
 export interface JoinEndpoints {
@@ -53,6 +54,8 @@ export interface MeshAccess {
   authorize: Authorizer;
   storeFor: (identity: Identity, store: Store) => Store;
   join: JoinEndpoints;
+  /** The nodes' heartbeat leases (node-leases.ts): the Node controller listens to them. */
+  leases: NodeLeases;
 }
 
 /** Builds authentication, authorization and the join endpoints over the control plane's store. */
@@ -60,6 +63,7 @@ export function meshAccess(opts: MeshAccessOptions): MeshAccess {
   const logger = opts.logger ?? silentLogger;
   const clock = opts.clock ?? realClock;
   const quota = new EventQuota({ clock, ...(opts.eventLimits ? { limits: opts.eventLimits } : {}) });
+  const leases = new NodeLeases({ clock });
   const credentials: NodeCredentials = createNodeCredentials({ store: opts.store });
   const clusterInfo = createClusterInfoHandler({
     caPem: opts.caPem,
@@ -71,7 +75,8 @@ export function meshAccess(opts: MeshAccessOptions): MeshAccess {
       resolve: (sha) => credentials.resolve(sha),
     }),
     authorize: nodeAuthorizer,
-    storeFor: (identity, store) => storeFor(identity, store, quota),
+    storeFor: (identity, store) => storeFor(identity, store, quota, leases),
+    leases,
     join: {
       clusterInfo,
       join: createJoinHandler({

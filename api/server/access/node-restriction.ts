@@ -5,20 +5,26 @@
  * so every write path (create, dry run) goes through it. With an EventQuota (event-quota.ts) it also holds a
  * node to its event rate and count. A node's writes of its Node keep the stored `status.overlay.address`:
  * the control plane allocates it (controllers/overlay-controller.ts), and a node must not claim another's.
+ * With NodeLeases (node-leases.ts), a node's heartbeat (a status write changing only its contact time) is
+ * recorded there and reaches the store only when due for persisting.
  */
 import { ApiError } from '../../meta/api-error.ts';
 import type { KubeObject } from '../../meta/types.ts';
 import type { Store } from '../../store/types.ts';
 import { forbidden, type Identity } from './auth.ts';
 import type { EventQuota } from './event-quota.ts';
+import type { NodeLeases } from './node-leases.ts';
 
 /** The store as a request of `identity` sees it: the store itself for the admin, a NodeRestriction view for a node. */
-export function storeFor(identity: Identity, store: Store, quota?: EventQuota): Store {
-  return identity.kind === 'node' ? nodeRestrictedStore(store, identity.name, quota) : store;
+export function storeFor(identity: Identity, store: Store, quota?: EventQuota, leases?: NodeLeases): Store {
+  return identity.kind === 'node' ? nodeRestrictedStore(store, identity.name, quota, leases) : store;
 }
 
-/** A view of `store` for node `self`: creating an Event about anything but itself is a 403; `quota` bounds its events. */
-export function nodeRestrictedStore(store: Store, self: string, quota?: EventQuota): Store {
+/**
+ * A view of `store` for node `self`: creating an Event about anything but itself is a 403; `quota` bounds its
+ * events; `leases` takes its heartbeats (a dry run always goes to the store).
+ */
+export function nodeRestrictedStore(store: Store, self: string, quota?: EventQuota, leases?: NodeLeases): Store {
   return {
     resourceVersion: () => store.resourceVersion(),
     get: (plural, name) => store.get(plural, name),
@@ -32,8 +38,13 @@ export function nodeRestrictedStore(store: Store, self: string, quota?: EventQuo
       if (!opts?.dryRun) await quota.collect(store, self);
       return created;
     },
-    update: (plural, obj, opts) =>
-      store.update(plural, plural === 'nodes' ? keepOverlayAddress(store, obj) : obj, opts),
+    update: (plural, obj, opts) => {
+      if (plural !== 'nodes') return store.update(plural, obj, opts);
+      const kept = keepOverlayAddress(store, obj);
+      if (!leases || opts?.subresource !== 'status' || opts.dryRun || kept.metadata?.name !== self)
+        return store.update(plural, kept, opts);
+      return leases.update(store, kept, (o) => store.update(plural, o, opts));
+    },
     delete: (plural, name, opts) => store.delete(plural, name, opts),
     watch: (plural, opts, onEvent) => store.watch(plural, opts, onEvent),
     close: () => Promise.reject(new ApiError({ reason: 'InternalError', message: 'a request cannot close the store' })),

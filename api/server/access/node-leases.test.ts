@@ -1,0 +1,130 @@
+// A node's heartbeat (a status write changing only controlPlaneLastContact) is a lease in memory: it costs no
+// store write and no watch event until it is due for persisting (then with lastSeen, the server's time); any
+// other change of the status is written at once; the admin's writes are never absorbed. On a FakeClock.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeClock } from '../../meta/fake-clock.ts';
+import { rfc3339 } from '../../meta/timestamp.ts';
+import { httpRequest, startServer, type TestServer } from '../../../test/harness.ts';
+import type { Node } from '../../v1alpha1/generated/node.ts';
+import { LEASE_PERSIST_MS, NodeLeases } from './node-leases.ts';
+
+const API = '/apis/meshctl.dev/v1alpha1';
+const MERGE = { 'content-type': 'application/merge-patch+json' };
+
+async function serve(t: TestContext, clock: FakeClock): Promise<TestServer> {
+  const srv = await startServer({
+    insecure: true,
+    meshAccess: true,
+    clock,
+    tokens: { 'tok-a': { kind: 'node', name: 'a' } },
+  });
+  t.after(() => srv.stop());
+  const r = await srv.request('POST', `${API}/nodes`, {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Node',
+    metadata: { name: 'a' },
+  });
+  assert.equal(r.status, 201, r.text);
+  return srv;
+}
+
+/** The node's own heartbeat, as agent/sync/reporter.ts sends it. */
+const beat = (srv: TestServer, at: number, agentVersion = 'v1') =>
+  httpRequest(
+    { server: srv.url, token: 'tok-a' },
+    'PATCH',
+    `${API}/nodes/a/status`,
+    {
+      status: { controlPlaneLastContact: rfc3339(at), agentVersion, declaration: {} },
+    },
+    MERGE,
+  );
+
+test('a heartbeat that changes nothing else is answered from the lease until it is due for persisting', async (t) => {
+  const clock = new FakeClock({ start: Date.parse('2026-01-01T00:00:00Z') });
+  const srv = await serve(t, clock);
+  const first = await beat(srv, clock.now());
+  assert.equal(first.status, 200, first.text);
+  const rv1 = srv.store.get('nodes', 'a')!.metadata.resourceVersion;
+  assert.equal(srv.store.get('nodes', 'a')!.status?.lastSeen, rfc3339(clock.now()), 'the first heartbeat is persisted');
+  assert.equal(srv.store.get('nodes', 'a')!.status?.controlPlaneLastContact, rfc3339(clock.now()));
+
+  clock.advance(10_000);
+  const second = await beat(srv, clock.now());
+  assert.equal(second.status, 200, second.text);
+  assert.equal(second.json.status.controlPlaneLastContact, rfc3339(clock.now()), 'the answer carries the new contact');
+  assert.equal(second.json.metadata.resourceVersion, rv1);
+  assert.equal(srv.store.get('nodes', 'a')!.metadata.resourceVersion, rv1, 'no store write for a plain heartbeat');
+  assert.equal(srv.store.resourceVersion(), rv1, 'nothing else was written either');
+
+  clock.advance(1000);
+  const changed = await beat(srv, clock.now(), 'v2');
+  assert.notEqual(changed.json.metadata.resourceVersion, rv1, 'another change in the status is written at once');
+  assert.equal(srv.store.get('nodes', 'a')!.status?.agentVersion, 'v2');
+  assert.equal(srv.store.get('nodes', 'a')!.status?.lastSeen, rfc3339(clock.now()), 'and persists the heartbeat');
+
+  clock.advance(LEASE_PERSIST_MS);
+  const due = await beat(srv, clock.now(), 'v2');
+  assert.equal(due.status, 200, due.text);
+  const stored = srv.store.get('nodes', 'a')!.status!;
+  assert.equal(stored.controlPlaneLastContact, rfc3339(clock.now()), 'persisted once a persist interval passed');
+  assert.equal(stored.lastSeen, rfc3339(clock.now()), 'with lastSeen, the time the server heard it');
+});
+
+test("the admin's status writes and a node's invalid contact time are never absorbed", async (t) => {
+  const clock = new FakeClock({ start: Date.parse('2026-01-01T00:00:00Z') });
+  const srv = await serve(t, clock);
+  await beat(srv, clock.now());
+  const rv = srv.store.get('nodes', 'a')!.metadata.resourceVersion;
+  const admin = await srv.request(
+    'PATCH',
+    `${API}/nodes/a/status`,
+    { status: { controlPlaneLastContact: rfc3339(clock.now() + 5000) } },
+    MERGE,
+  );
+  assert.equal(admin.status, 200, admin.text);
+  assert.notEqual(srv.store.get('nodes', 'a')!.metadata.resourceVersion, rv, "the admin's write is stored");
+  const bad = await httpRequest(
+    { server: srv.url, token: 'tok-a' },
+    'PATCH',
+    `${API}/nodes/a/status`,
+    {
+      status: { controlPlaneLastContact: 'yesterday' },
+    },
+    MERGE,
+  );
+  assert.equal(bad.status, 422, `an invalid time goes to admission and is refused: ${bad.text}`);
+});
+
+test('listeners hear every heartbeat; the persist interval grows so that at most the maximum rate is persisted', async (t) => {
+  const clock = new FakeClock({ start: Date.parse('2026-01-01T00:00:00Z') });
+  const srv = await serve(t, clock);
+  const leases = new NodeLeases({ clock, persistMs: 1000, maxPersistPerSecond: 2 });
+  const heard: string[] = [];
+  leases.onBeat((node, at) => heard.push(`${node}@${at - clock.now()}`));
+  assert.equal(leases.interval(), 1000);
+  const names = Array.from({ length: 10 }, (_, i) => `n${i}`);
+  for (const name of names) {
+    const node = await srv.store.create('nodes', {
+      apiVersion: 'meshctl.dev/v1alpha1',
+      kind: 'Node',
+      metadata: { name },
+    });
+    const obj: Node = { ...node, status: { controlPlaneLastContact: rfc3339(clock.now()) } };
+    await leases.update(srv.store, obj, (o) => srv.store.update('nodes', o, { subresource: 'status' }));
+  }
+  assert.equal(heard.length, 10, 'every heartbeat was heard');
+  assert.ok(
+    heard.every((h) => h.endsWith('@0')),
+    `heard at the server's time: ${heard.join(' ')}`,
+  );
+  assert.equal(leases.interval(), 5000, '10 nodes at 2 persisted a second: every 5 s');
+  const rv = srv.store.resourceVersion();
+  clock.advance(4000);
+  const n0 = srv.store.get('nodes', 'n0')!;
+  const beat: Node = { ...n0, status: { ...n0.status, controlPlaneLastContact: rfc3339(clock.now()) } };
+  await leases.update(srv.store, beat, (o) => srv.store.update('nodes', o, { subresource: 'status' }));
+  assert.equal(srv.store.resourceVersion(), rv, 'within the grown interval: not persisted');
+  assert.equal(heard.length, 11);
+});
