@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseHostPort } from '../api/meta/host-port.ts';
 import { createAgentMetrics, serveMetrics } from './metrics.ts';
-import { metricValue } from './testing.ts';
+import { idleAgentMetrics, metricValue } from './testing.ts';
 
 test('metrics: text exposition 0.0.4 with every agent metric, HELP/TYPE once per family', () => {
   let unreachable = 0;
@@ -42,13 +42,7 @@ test('metrics: text exposition 0.0.4 with every agent metric, HELP/TYPE once per
 
 test('metrics: the endpoint serves /metrics, /healthz (503 when not ok) and 404 otherwise', async () => {
   let ok = true;
-  const metrics = createAgentMetrics({
-    node: 'a',
-    version: '1',
-    unreachableSeconds: () => 0,
-    generations: () => ({}),
-    outboxItems: () => 0,
-  });
+  const metrics = idleAgentMetrics('a');
   const srv = await serveMetrics({ listen: '127.0.0.1:0', metrics, health: () => ({ ok, node: 'a' }) });
   try {
     assert.match(srv.url, /^http:\/\/127\.0\.0\.1:\d+$/);

@@ -6,7 +6,8 @@ import type { NodePageStatus } from '../api/meta/node-page.ts';
 import type { Declaration, DeclaredResource } from '../api/v1alpha1/generated/declaration.ts';
 import { clockReport, type ClockFacts } from '../api/wire/node-clock.ts';
 import type { ProcessStatus } from './drivers/process-types.ts';
-import { createAgentMetrics, serveMetrics } from './metrics.ts';
+import { serveMetrics } from './metrics.ts';
+import { idleAgentMetrics } from './testing.ts';
 import { currentNodeView, nodeStatusView, type NodeViewSources } from './node-page.ts';
 import { nodePageRoutes } from './node-page-routes.ts';
 import type { RunSummary } from './sync/declaration-status.ts';
@@ -201,13 +202,7 @@ test('node page view: never a secret — no file content, env value or command',
 });
 
 test('node page routes on the metrics port: the page, its assets, /status.json; 404 names them; a failing view is a 500', async () => {
-  const metrics = createAgentMetrics({
-    node: 'a',
-    version: '1',
-    unreachableSeconds: () => 0,
-    generations: () => ({}),
-    outboxItems: () => 0,
-  });
+  const metrics = idleAgentMetrics('a');
   let view: () => Promise<NodePageStatus> = () => currentNodeView(sources(new FakeClock({ start: START })));
   const page = nodePageRoutes({ node: 'node-a', view: () => view() });
   const srv = await serveMetrics({ listen: '127.0.0.1:0', metrics, health: () => ({ ok: true }), page });

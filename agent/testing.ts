@@ -12,6 +12,7 @@ import type { Client } from '../api/client/types.ts';
 import { ApiError } from '../api/meta/api-error.ts';
 import type { Declaration, DeclaredResource } from '../api/v1alpha1/generated/declaration.ts';
 import { isSameProcess, type ProcessRecord } from './drivers/process-record.ts';
+import { createAgentMetrics, type AgentMetrics } from './metrics.ts';
 
 /** The repository root (where `agent/main.ts` is run from). */
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -233,4 +234,15 @@ export function opensslSelfSigned(o: {
   args.push('-subj', `/CN=${o.commonName}`, '-addext', `subjectAltName=${o.subjectAltName}`);
   execFileSync('openssl', args, { stdio: 'ignore' });
   return { cert: readFileSync(o.certPath, 'utf8'), key: readFileSync(o.keyPath, 'utf8') };
+}
+
+/** Agent metrics with nothing to report (no outage, no generations, an empty outbox): for tests of the metrics port. */
+export function idleAgentMetrics(node: string): AgentMetrics {
+  return createAgentMetrics({
+    node,
+    version: '1',
+    unreachableSeconds: () => 0,
+    generations: () => ({}),
+    outboxItems: () => 0,
+  });
 }

@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { NodePageStatus } from '../api/meta/node-page.ts';
-import { createAgentMetrics, serveMetrics, type MetricsServer } from '../agent/metrics.ts';
+import { serveMetrics, type MetricsServer } from '../agent/metrics.ts';
 import { nodePageRoutes } from '../agent/node-page-routes.ts';
-import { waitFor } from '../agent/testing.ts';
+import { idleAgentMetrics, waitFor } from '../agent/testing.ts';
 import { axeViolations, browserUnavailable, launchBrowser, type Browser } from './browser.ts';
 
 const unavailable = browserUnavailable();
@@ -58,13 +58,7 @@ let serve: (listen: string) => Promise<MetricsServer>;
 
 before(async () => {
   if (unavailable) return;
-  const metrics = createAgentMetrics({
-    node: 'node-b',
-    version: '1',
-    unreachableSeconds: () => 0,
-    generations: () => ({}),
-    outboxItems: () => 0,
-  });
+  const metrics = idleAgentMetrics('node-b');
   const page = nodePageRoutes({ node: 'node-b', view: async () => view() });
   serve = (listen) => serveMetrics({ listen, metrics, health: () => ({ ok: true }), page });
   srv = await serve('127.0.0.1:0');
