@@ -99,7 +99,7 @@ function targets(rows: ScaleRow[]): string[] {
 /** The section. */
 export function renderScale(rows: ScaleRow[], set: ScaleSettings, failed: string[]): string {
   return [
-    '## 8. Scale: one control plane, N simulated agents (issue 14)',
+    '## 9. Scale: one control plane, N simulated agents (issue 14)',
     '',
     'One real `mesh-control-plane` (HTTPS, the real store, every controller) per N, over the bulk fixture',
     '(`bench/lib/scale-fixture.ts`: N Nodes with credentials issued as `POST /join` issues them, and an Assignment of',
