@@ -48,11 +48,13 @@ async function tokenCreate(
 }
 
 test('token create → two agents join over TLS and converge with their node credentials; bad tokens and pins are refused; joins need the control plane', async (t) => {
-  const mesh = createMesh(t);
+  // Registered before the mesh's teardown (after hooks run in order), so these agents are gone before it
+  // removes their state dirs: otherwise one still writing made the removal fail and the hooks after it not run.
   const agents: AgentProcess[] = [];
   t.after(async () => {
     await Promise.all(agents.map((p) => p.kill('SIGKILL')));
   });
+  const mesh = createMesh(t);
   const cp = await mesh.controlPlane();
   const admin = mesh.admin(cp);
   const cfg = cp.meshconfigPath;
