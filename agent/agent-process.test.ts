@@ -21,6 +21,7 @@ import {
   freePort,
   killServices,
   metricValue,
+  pidsWithTag,
   putDeclaration,
   runAgentUntilExit,
   servicePid,
@@ -28,6 +29,9 @@ import {
   waitFor,
   type AgentProcess,
 } from './testing.ts';
+
+/** Tags this run's services (in their argv), so teardown finds one an agent started but had not recorded yet. */
+const TAG = `agent-process-test-${process.pid}-${Date.now().toString(36)}`;
 
 /** The module's resources at version `v`; its service changes only from version 3 (see step 2 of the first test). */
 const resources = (v: number): ModuleResource[] => [
@@ -38,7 +42,7 @@ const resources = (v: number): ModuleResource[] => [
     kind: 'Service',
     spec: {
       driver: 'process',
-      command: foreverCommand(`agent-process-test-${v < 3 ? 1 : v}`),
+      command: foreverCommand(`${TAG}-${v < 3 ? 1 : v}`),
       workingDirectory: '/srv/web',
     },
   },
@@ -100,6 +104,13 @@ function world(t: { after(fn: () => Promise<void>): void }): World {
     for (const a of w.agents) await a.kill('SIGKILL');
     for (const cp of w.cps) await cp.kill();
     killServices(w.stateDir);
+    for (const pid of pidsWithTag(TAG)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone meanwhile */
+      }
+    }
     rmSync(dir, { recursive: true, force: true });
   });
   return w;

@@ -246,3 +246,33 @@ export function idleAgentMetrics(node: string): AgentMetrics {
     outboxItems: () => 0,
   });
 }
+
+/** True while `pid` is a live process (not gone, not a zombie). */
+export function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^\d+ \(.*\) [ZX]/s.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+/** The argv of a process joined with spaces, or undefined when it is gone. */
+export function cmdline(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every live process whose argv contains `tag` (this machine-wide scan is how "runs on no other node" is checked). */
+export function pidsWithTag(tag: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    const argv = cmdline(Number(name));
+    if (argv?.includes(tag) && isRunning(Number(name))) out.push(Number(name));
+  }
+  return out.sort((x, y) => x - y);
+}

@@ -5,13 +5,24 @@
  * the real meshctl CLI (through tsx, like the agent and control plane the harness spawns).
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type HttpClient } from '../../api/client/http-client.ts';
 import { ApiError } from '../../api/meta/api-error.ts';
 import type { Condition, KubeObject } from '../../api/meta/types.ts';
-import { killServices, spawnAgent, waitFor, type AgentProcess } from '../../agent/testing.ts';
+import {
+  cmdline,
+  isRunning,
+  killServices,
+  pidsWithTag,
+  spawnAgent,
+  waitFor,
+  type AgentProcess,
+} from '../../agent/testing.ts';
+
+// The process probes live in agent/testing.ts (the agent's own tests use them too); re-exported for the e2e tests.
+export { cmdline, isRunning, pidsWithTag };
 import {
   captureOutput,
   REPO_ROOT,
@@ -167,25 +178,6 @@ export function logLines(agent: AgentProcess): Array<Record<string, unknown>> {
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
-/** True while `pid` is a live process (not gone, not a zombie). */
-export function isRunning(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^\d+ \(.*\) [ZX]/s.test(stat);
-  } catch {
-    return false;
-  }
-}
-
-/** The argv of a process joined with spaces, or undefined when it is gone. */
-export function cmdline(pid: number): string | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
-  } catch {
-    return undefined;
-  }
-}
-
 /** The working directory of a process, or undefined. */
 export function cwdOf(pid: number): string | undefined {
   try {
@@ -193,17 +185,6 @@ export function cwdOf(pid: number): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Every live process whose argv contains `tag` (this machine-wide scan is how "runs on no other node" is checked). */
-export function pidsWithTag(tag: string): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    const argv = cmdline(Number(name));
-    if (argv?.includes(tag) && isRunning(Number(name))) out.push(Number(name));
-  }
-  return out.sort((x, y) => x - y);
 }
 
 /** A service command that runs forever, tagged with RUN_TAG and `label` (visible in /proc/<pid>/cmdline). */
