@@ -3,7 +3,7 @@
 // over HTTPS with a certificate from the mesh CA), waits until the nodes converge and the route is Ready, and
 // says what runs where and the recovery clock (`meshctl status`). Agents join with one-time tokens. Ctrl-C (or SIGTERM) stops everything. Runs the built binaries in dist/ (no tsx).
 import { spawn, execFileSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { claimHome, releaseHome, stopRecordedServices } from './local-mesh-procs.mjs';
@@ -221,6 +221,10 @@ async function main() {
   console.log(
     'The link works once, for two minutes (the browser asks to accept the mesh CA); `meshctl dashboard` makes a new one.\n',
   );
+  // Each node's own page, served by its agent from its own store (it works with the control plane down).
+  console.log("Each node's own page (read-only, from the agent's own store; it answers with the control plane down):");
+  for (const node of nodes) console.log(`  ${node}: ${nodePageUrl(node)}`);
+  console.log('');
   console.log('The example route, served by node-a with a certificate from the mesh CA (the internal issuer):');
   console.log(
     `  curl --cacert ${join(home, 'control-plane', 'pki', 'ca.crt')} --resolve hello.mesh.test:8443:127.0.0.1 https://hello.mesh.test:8443/\n`,
@@ -237,6 +241,16 @@ async function main() {
   );
   console.log('here to start it again. Ctrl-C stops everything.');
   createInterface({ input: process.stdin }).on('line', restartStopped);
+}
+
+/** The node page's URL: the agent's metrics address from its agent.json (written once it serves). */
+function nodePageUrl(node) {
+  try {
+    const info = JSON.parse(readFileSync(join(home, 'nodes', node, 'state', 'agent.json'), 'utf8'));
+    return `${info.metrics}/`;
+  } catch (e) {
+    return `(not known yet: ${e.message})`;
+  }
 }
 
 main().catch((e) => fail(e.message));

@@ -86,6 +86,11 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
   assert.equal(signIn.status, 303, 'the printed link signs in once');
   const script = await httpsGet(Number(link[1]), '127.0.0.1', ca, '/ui/control-plane.js');
   assert.equal(script.status, 200, 'the bundled control plane serves the page built into dist/web');
+  // ... and each node's own page, served by its agent.
+  const nodePage = /^ {2}node-a: (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(mesh.stdout());
+  assert.ok(nodePage, `no node page for node-a in:\n${mesh.stdout()}`);
+  const view = (await (await fetch(`${nodePage[1]}status.json`)).json()) as { node?: string };
+  assert.equal(view.node, 'node-a', "the printed node page is node-a's");
   assert.match(
     mesh.stdout(),
     /curl --cacert \S+ca\.crt --resolve hello\.mesh\.test:8443:127\.0\.0\.1 https:\/\/hello\.mesh\.test:8443\//,
