@@ -27,6 +27,9 @@ const stateWrites = (mark: number): string[] =>
   controllerWrites.slice(mark).filter((w) => !w.startsWith('create events/'));
 
 /** The real client, recording the writes the controller sends through it. */
+/** Declaration writes the controllers have in flight now, and the most at once since `max` was reset. */
+const declarationWrites = { inFlight: 0, max: 0 };
+
 function recording(c: Client): Client {
   const note = (verb: string, plural: string, obj: KubeObject): void => {
     controllerWrites.push(`${verb} ${plural}/${obj.metadata.name}`);
@@ -37,9 +40,16 @@ function recording(c: Client): Client {
       note('create', plural, obj);
       return c.create(plural, obj, opts);
     },
-    update: (plural, obj, opts) => {
+    update: async (plural, obj, opts) => {
       note('update', plural, obj);
-      return c.update(plural, obj, opts);
+      if (plural !== 'declarations') return c.update(plural, obj, opts);
+      declarationWrites.inFlight++;
+      declarationWrites.max = Math.max(declarationWrites.max, declarationWrites.inFlight);
+      try {
+        return await c.update(plural, obj, opts);
+      } finally {
+        declarationWrites.inFlight--;
+      }
     },
     updateStatus: (plural, obj, opts) => {
       note('updateStatus', plural, obj);
@@ -388,6 +398,7 @@ test('a module on 64 nodes changes: one write per Declaration, many per fdatasyn
   for (const n of nodes) await waitReason(`g-${n}`, 'Pending');
   const mark = controllerWrites.length;
   const journal0 = server.store.stats().journal;
+  declarationWrites.max = 0;
   const m = await client.get('modules', 'g-mod');
   await client.update('modules', { ...m, spec: { version: '2', resources: [file('f', '/srv/g', 'v2')] } });
   await eventually(async () => {
@@ -397,10 +408,13 @@ test('a module on 64 nodes changes: one write per Declaration, many per fdatasyn
   const journal1 = server.store.stats().journal;
   const declWrites = controllerWrites.slice(mark).filter((w) => w.startsWith('update declarations/g-node-'));
   assert.equal(declWrites.length, nodes.length, 'each Declaration written once');
-  // With 4 workers, at most 4 Declaration writes could share one fdatasync: 3.1 lines per commit were measured
-  // then; with 32 workers 10–13 when idle and 5.4–5.9 on a loaded machine. 4.5 tells them apart.
+  // The writes overlap, so that group commit can make them durable together: with 4 workers at most 4 were in
+  // flight at once (and 3.1 journal lines shared an fdatasync); now many are, however loaded the machine is. The
+  // lines per commit themselves depend on the disk and the load (10–13 idle, 4.4–5.9 loaded), so they are only
+  // checked to be batched at all.
+  assert.ok(declarationWrites.max > 8, `Declaration writes in flight at once: at most ${declarationWrites.max}`);
   const perCommit = (journal1.lines - journal0.lines) / (journal1.commits - journal0.commits);
-  assert.ok(perCommit > 4.5, `journal lines per group commit while re-rendering: ${perCommit.toFixed(1)}`);
+  assert.ok(perCommit > 1.5, `journal lines per group commit while re-rendering: ${perCommit.toFixed(1)}`);
 });
 
 test("a node on the overlay: its assignment's status follows the Declaration as written, WireGuard resource and all", async () => {
