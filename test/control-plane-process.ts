@@ -21,6 +21,8 @@ export interface SpawnOptions {
   timeoutMs?: number;
   /** More flags (e.g. `['--max-watches-per-client', '1']`). */
   args?: string[];
+  /** Flags for node itself, before the script (e.g. `['--cpu-prof', '--cpu-prof-dir', dir]`). */
+  nodeArgs?: string[];
 }
 
 /** A running `mesh-control-plane` child process. */
@@ -42,6 +44,7 @@ export interface ControlPlaneProcess {
 export async function spawnControlPlane(opts: SpawnOptions = {}): Promise<ControlPlaneProcess> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'meshctl-cp-'));
   const args = [
+    ...(opts.nodeArgs ?? []),
     '--import',
     'tsx',
     'controllers/main.ts',

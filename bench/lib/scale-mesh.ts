@@ -46,7 +46,9 @@ export async function startScaleMesh(opts: ScaleMeshOptions): Promise<ScaleMesh>
   const first = await spawnControlPlane({ dataDir });
   await first.stop();
   const credentials = await createScaleFixture(dataDir, opts.nodes, opts.module);
-  const cpArgs = { dataDir, timeoutMs: 120_000 };
+  // SCALE_CP_NODE_ARGS: flags for the control plane's node (e.g. `--cpu-prof --cpu-prof-dir /tmp/prof` to profile it).
+  const nodeArgs = process.env.SCALE_CP_NODE_ARGS?.split(' ').filter(Boolean);
+  const cpArgs = { dataDir, timeoutMs: 120_000, ...(nodeArgs ? { nodeArgs } : {}) };
   let cp = await spawnControlPlane(cpArgs);
   const listen = new URL(cp.url).host;
   const workers: ChildProcess[] = [];
