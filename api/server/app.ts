@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../meta/api-error.ts';
+import { kindByPlural } from '../v1alpha1/kinds.ts';
 import type { Store } from '../store/types.ts';
 import type { Authenticator, Authorizer, Identity } from './access/auth.ts';
 import { adminOnly, clientKey, unauthorized } from './access/auth.ts';
@@ -169,6 +170,7 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
   }
   const identity = cfg.authenticate(req);
   if (!identity) throw unauthorized();
+  cfg.metrics.request(identity.kind, method, routeLabel(route, url));
   if (route?.type === 'metrics') return serveMetrics(cfg, identity, res, method, url);
   cfg.limiter.admit(res, clientKey(identity), longRunning(route, url));
   if (!route || route.type === 'join') throw notFoundPath();
@@ -203,6 +205,16 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
     return serveBackupEndpoint(cfg.backups, call);
   }
   return serveResource(forRequest(cfg, identity, url), { req, res, url, method, identity, route });
+}
+
+/** What a request addresses, for the request counter: `<plural>[/<subresource>]`, `<plural>/watch` or the route type. */
+function routeLabel(route: Route | undefined, url: URL): string {
+  if (!route) return 'unknown';
+  if (route.type !== 'resource') return route.type;
+  if (!kindByPlural(route.plural) || (route.subresource !== undefined && route.subresource !== 'status'))
+    return 'unknown';
+  if (longRunning(route, url)) return `${route.plural}/watch`;
+  return route.subresource ? `${route.plural}/${route.subresource}` : route.plural;
 }
 
 /** One request's parts, as the dispatcher's helpers take them. */

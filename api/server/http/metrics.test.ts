@@ -102,3 +102,27 @@ test('each limit that refuses a request is counted under its reason; gauges show
   assert.equal(byNode.status, 403, 'only the admin reads the metrics');
   assert.equal((await srv.request('GET', '/healthz')).status, 200, 'the server is alive and serving');
 });
+
+test('requests are counted by caller kind, method and what they address', async (t) => {
+  const srv = await startServer({ insecure: true, meshAccess: true, tokens: { 'tok-a': { kind: 'node', name: 'a' } } });
+  t.after(() => srv.stop());
+  await srv.store.create('nodes', { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name: 'a' } });
+  const count = (text: string, labels: string): number =>
+    sample(text, `meshctl_apiserver_requests_total{${labels}}`) ?? 0;
+  const before = (await srv.request('GET', '/metrics')).text;
+  await srv.request('GET', `${API}/nodes`);
+  await srv.request('GET', `${API}/nodes`);
+  const patch = { status: { agentVersion: 'v' } };
+  const patched = await srv.request('PATCH', `${API}/nodes/a/status`, patch, {
+    ...NODE,
+    'content-type': 'application/merge-patch+json',
+  });
+  assert.equal(patched.status, 200, patched.text);
+  await srv.request('GET', `${API}/no-such-things/x`);
+  const text = (await srv.request('GET', '/metrics')).text;
+  const diff = (labels: string): number => count(text, labels) - count(before, labels);
+  assert.equal(diff('client="admin",verb="GET",resource="nodes"'), 2, text);
+  assert.equal(diff('client="node",verb="PATCH",resource="nodes/status"'), 1, text);
+  assert.equal(diff('client="admin",verb="GET",resource="unknown"'), 1, 'a path we do not serve is not a label value');
+  assert.match(text, /^# TYPE meshctl_apiserver_requests_total counter$/m);
+});

@@ -7,6 +7,8 @@
  *       parser limits: parser_depth (400), parser_aliases (400), parser_size (413)
  *   meshctl_apiserver_current_inflight_requests               gauge: short requests being served
  *   meshctl_apiserver_open_watches                            gauge: watches and followed logs open
+ *   meshctl_apiserver_requests_total{client, verb, resource}  counter: authenticated requests by caller kind
+ *       (admin, node), HTTP method and what they address (`declarations`, `nodes/status`, `logs`, `discovery`…)
  *
  * A refusal is counted where every error becomes a Status (app.ts), from the ApiError's `limit`.
  */
@@ -35,6 +37,14 @@ export interface MetricGauges {
 /** Counts refusals by limit and renders the exposition text. */
 export class ApiServerMetrics {
   readonly #rejected = new Map<LimitName, number>();
+  /** Requests by their label set (`{client="…",verb="…",resource="…"}`). */
+  readonly #requests = new Map<string, number>();
+
+  /** Counts one authenticated request of a `client` kind, by HTTP method and what it addresses. */
+  request(client: string, verb: string, resource: string): void {
+    const labels = `{client="${client}",verb="${verb}",resource="${resource}"}`;
+    this.#requests.set(labels, (this.#requests.get(labels) ?? 0) + 1);
+  }
 
   /** Counts `err` when a limit refused the request. */
   counted(err: ApiError): void {
@@ -62,6 +72,12 @@ export class ApiServerMetrics {
       metricFamily('meshctl_apiserver_open_watches', 'gauge', 'Watches and followed logs open.', [
         ['', gauges.watchesOpen],
       ]),
+      metricFamily(
+        'meshctl_apiserver_requests_total',
+        'counter',
+        'Authenticated requests by caller kind, HTTP method and what they address.',
+        [...this.#requests].sort(([a], [b]) => (a < b ? -1 : 1)),
+      ),
     ].join('');
   }
 }
