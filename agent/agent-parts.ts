@@ -30,6 +30,7 @@ import { createRunEffects, type RunEffects } from './run-effects.ts';
 import type { AgentStore } from './store/agent-store.ts';
 import { createReachability, type Reachability } from './sync/reachability.ts';
 import { createSync, type Sync } from './sync/sync.ts';
+import { ACK_DEFER_MS } from './sync/reporter.ts';
 import { openAgentLogs, withLogMetrics } from './logs/agent-logs.ts';
 import type { LogShipper } from './logs/shipper.ts';
 import { rootError } from './root-dir.ts';
@@ -185,7 +186,7 @@ export async function assembleParts(a: {
         node,
         logger: log,
         obj,
-        report: () => sync.reporter.reportDeclaration(),
+        report: () => sync.reporter.reportDeclaration(false, ACK_DEFER_MS),
         loop,
         engine,
       }).then(() => void serving.material.sync()),

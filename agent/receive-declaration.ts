@@ -1,6 +1,7 @@
 /**
  * A Declaration seen on the watch, taken into the agent's store: a new generation (or a re-issued declaration,
- * after a restore) is stored FIRST, then acknowledged, then reconciled.
+ * after a restore) is stored FIRST, then acknowledged, then reconciled. The acknowledgement (`report`) may be
+ * deferred: the agent's is (sync/reporter.ts ACK_DEFER_MS), so that an apply that ends quickly reports both in one write.
  */
 import { RESTORED_FROM } from '../api/backup/restored-from.ts';
 import type { Declaration } from '../api/v1alpha1/generated/declaration.ts';

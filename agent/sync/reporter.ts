@@ -7,6 +7,7 @@
  */
 import type { Client } from '../../api/client/types.ts';
 import { ApiError } from '../../api/meta/api-error.ts';
+import { realClock, type Clock, type TimerHandle } from '../../api/meta/clock.ts';
 import { findCondition } from '../../api/meta/conditions.ts';
 import { API_VERSION, type Condition } from '../../api/meta/types.ts';
 import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
@@ -38,14 +39,28 @@ export interface ReporterOptions {
   logger: Logger;
   agentVersion: string;
   state: ReportState;
+  /** The timers of deferred acknowledgements (and, in createSync, the heartbeat's and the watch's). Default: the real clock. */
+  clock?: Clock;
 }
+
+/**
+ * How long the acknowledgement of a new generation waits for the apply's own report (`reportDeclaration(false,
+ * ACK_DEFER_MS)`): an apply that ends sooner is reported in one status write that also acknowledges the
+ * generation; a longer one is acknowledged after this, while it runs.
+ */
+export const ACK_DEFER_MS = 1000;
 
 /** The agent's writer to the control plane. */
 export interface Reporter {
   /** Creates the Node object when it does not exist. */
   ensureNode(): Promise<void>;
-  /** Writes the Declaration status if it changed since the last write (or `force`). */
-  reportDeclaration(force?: boolean): Promise<void>;
+  /**
+   * Writes the Declaration status if it changed since the last write (or `force`). With `deferMs`, not before
+   * that many ms: a write made meanwhile carries the same status (the deferred one is then dropped), so a new
+   * generation applied within `deferMs` costs one status write, not an acknowledgement and then the result.
+   * A deferred write resolves at once.
+   */
+  reportDeclaration(force?: boolean, deferMs?: number): Promise<void>;
   /** Writes the Node status heartbeat. */
   heartbeat(): Promise<void>;
   /** Creates an Event for each outbox item, removing each once delivered. */
@@ -63,6 +78,8 @@ export function createReporter(opts: ReporterOptions): Reporter {
   let conditions: Condition[] = [];
   let chain: Promise<void> = Promise.resolve();
   let flushing: Promise<void> | undefined;
+  const clock = opts.clock ?? realClock;
+  let deferred: TimerHandle | undefined;
 
   /** Runs a call, recording reachability; resolves undefined (logged) on failure. */
   async function call<T>(what: string, fn: () => Promise<T>, quiet?: (e: unknown) => boolean): Promise<T | undefined> {
@@ -183,13 +200,22 @@ export function createReporter(opts: ReporterOptions): Reporter {
     }
   }
 
+  /** Queues a status write behind the one in flight; it supersedes a deferred one. */
+  function writeSoon(force: boolean): Promise<void> {
+    if (deferred !== undefined) clock.clearTimeout(deferred);
+    deferred = undefined;
+    chain = chain
+      .then(() => writeDeclarationStatus(force))
+      .catch((e: unknown) => logger.error('Failed to report Declaration status', { node, error: String(e) }));
+    return chain;
+  }
+
   return {
     ensureNode,
-    reportDeclaration(force = false) {
-      chain = chain
-        .then(() => writeDeclarationStatus(force))
-        .catch((e: unknown) => logger.error('Failed to report Declaration status', { node, error: String(e) }));
-      return chain;
+    reportDeclaration(force = false, deferMs = 0) {
+      if (force || deferMs <= 0) return writeSoon(force);
+      deferred ??= clock.setTimeout(() => void writeSoon(false), deferMs);
+      return Promise.resolve();
     },
     heartbeat,
     flushOutbox() {
@@ -201,6 +227,7 @@ export function createReporter(opts: ReporterOptions): Reporter {
       return flushing;
     },
     async idle() {
+      if (deferred !== undefined) await writeSoon(false);
       await chain;
       await flushing;
     },

@@ -4,7 +4,7 @@
  * it changed, and deliver the outbox. When contact returns after an outage it reports at once: the
  * status of the current generation (in full), a heartbeat, and the outbox; and wakes the watch.
  */
-import { realClock, type Clock, type TimerHandle } from '../../api/meta/clock.ts';
+import { realClock, type TimerHandle } from '../../api/meta/clock.ts';
 import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
 import { startDeclarationWatch, type DeclarationWatch } from './declaration-watch.ts';
 import { createReporter, type Reporter, type ReporterOptions } from './reporter.ts';
@@ -20,8 +20,6 @@ export interface SyncOptions extends ReporterOptions {
   onDeclaration(obj: Declaration): Promise<void>;
   backoff?: { initialMs?: number; maxMs?: number };
   watchIdleTimeoutMs?: number;
-  /** The heartbeat's and the watch's timers. Default: the real clock. */
-  clock?: Clock;
 }
 
 /** The running link to the control plane. */

@@ -16,6 +16,7 @@ import type { AgentStore, ConnectionState, OutboxItem } from '../../agent/store/
 import type { RunSummary } from '../../agent/sync/declaration-status.ts';
 import { createReachability, type Reachability } from '../../agent/sync/reachability.ts';
 import { createSync, type Sync } from '../../agent/sync/sync.ts';
+import { ACK_DEFER_MS } from '../../agent/sync/reporter.ts';
 
 /** What a simulated agent needs. */
 export interface SimAgentOptions {
@@ -106,7 +107,7 @@ export function startSimAgent(opts: SimAgentOptions): SimAgent {
     async onDeclaration(obj) {
       if (store.declaration()?.object.spec.generation === obj.spec.generation) return;
       await store.saveDeclaration(obj);
-      void sync.reporter.reportDeclaration();
+      void sync.reporter.reportDeclaration(false, ACK_DEFER_MS);
       setImmediate(() => apply(obj));
     },
   });
