@@ -12,7 +12,7 @@ import { ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/pki
 import { listen } from '../api/server/listen.ts';
 import { isLoopback, serverUrl } from '../api/server/pki/serving-names.ts';
 import { openStore, storeLogTo } from '../api/store/index.ts';
-import { createClient } from '../api/client/http-client.ts';
+import { createInProcessClient } from '../api/server/in-process-transport.ts';
 import { loadMeshconfig } from '../api/client/meshconfig.ts';
 import { createAssignmentController } from './assignment-controller.ts';
 import { createDeclarationController } from './declaration-controller.ts';
@@ -213,8 +213,9 @@ async function run(flags: Flags): Promise<void> {
   shutdown.onStop(() => renewal.stop());
   const url = serverUrl(flags.host, server.port, flags.insecureHttp);
   writeAdminMeshconfig(files, url, logger);
-  // The controllers talk to this API like any other client (Kubernetes-style), with the admin credential.
-  const client = createClient(loadMeshconfig(files.meshconfigPath));
+  // The controllers talk to this API like any other client (Kubernetes-style), with the admin credential, through
+  // the same handler — in process, without TLS or HTTP (api/server/in-process-transport.ts).
+  const client = createInProcessClient({ app, config: loadMeshconfig(files.meshconfigPath) });
   const manager = createManager({ client, logger });
   manager.add(createDeclarationController({ manager }));
   manager.add(createAssignmentController({ manager }));

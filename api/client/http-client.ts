@@ -2,10 +2,9 @@
  * The typed client over HTTP(S): Kubernetes-style paths under `/apis/meshctl.dev/v1alpha1`, merge patch,
  * dry run, and `?watch=1` streams decoded from newline-delimited JSON.
  */
-import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../meta/api-error.ts';
 import { GROUP, VERSION, type KubeObject, type WatchEvent } from '../meta/types.ts';
-import { HttpTransport, errorFromResponse, readBody, type TransportRequest } from './http-transport.ts';
+import { HttpTransport, errorFromResponse, type TransportRequest } from './http-transport.ts';
 import { decodeNdjson } from './ndjson.ts';
 import type {
   Client,
@@ -26,9 +25,31 @@ export interface HttpClient extends Client {
   close(): void;
 }
 
+/** A streamed answer (a watch): its status code and body chunks; `destroy()` hangs up. */
+export interface StreamAnswer extends AsyncIterable<Uint8Array | string> {
+  statusCode?: number;
+  destroy(): void;
+}
+
+/**
+ * What the client sends its requests through: HTTP(S) (HttpTransport) or, for the control plane's own
+ * controllers, its request handler called in process (api/server/in-process-transport.ts).
+ */
+export interface Transport {
+  /** A plain request: the parsed JSON body of a 2xx answer; rejects with ApiError. */
+  json(req: TransportRequest): Promise<unknown>;
+  /** A streamed request: resolves once the answer's headers are there (any status code). */
+  send(req: TransportRequest): Promise<StreamAnswer>;
+  close(): void;
+}
+
 /** Creates a client for the control plane described by `cfg` (a loaded meshconfig). */
 export function createClient(cfg: ClientConfig): HttpClient {
-  const t = new HttpTransport({ config: cfg });
+  return clientOver(new HttpTransport({ config: cfg }));
+}
+
+/** The typed client over a transport: the paths, queries and bodies of each verb, and watches. */
+export function clientOver(t: Transport): HttpClient {
   // The answer's type is the one the request asks for (each method's signature says which): JSON is untyped.
   const send = <T>(req: TransportRequest): Promise<T> => t.json(req) as Promise<T>;
   return {
@@ -89,7 +110,7 @@ function query(params: Record<string, string | undefined>): string {
 
 /** Opens a watch; an HTTP 410 answer becomes a single ERROR event carrying the `Status`, as the contract says. */
 async function openWatch<T extends KubeObject>(
-  t: HttpTransport,
+  t: Transport,
   plural: string,
   opts: ClientWatchOptions | undefined,
 ): Promise<WatchStream<T>> {
@@ -102,7 +123,7 @@ async function openWatch<T extends KubeObject>(
   const res = await t.send({ method: 'GET', path: collectionPath(plural) + q, stream: true });
   const code = res.statusCode ?? 0;
   if (code < 200 || code >= 300) {
-    const err = errorFromResponse(code, await readBody(res).catch(() => ''));
+    const err = errorFromResponse(code, await readText(res).catch(() => ''));
     if (code !== 410) throw err;
     const event: WatchEvent<T> = { type: 'ERROR', object: err.toStatus() };
     return {
@@ -115,8 +136,16 @@ async function openWatch<T extends KubeObject>(
   return watchStream<T>(res);
 }
 
+/** Reads a whole streamed answer as UTF-8 text. */
+async function readText(res: StreamAnswer): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = '';
+  for await (const chunk of res) text += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+  return text + decoder.decode();
+}
+
 /** Wraps a 200 watch response: events end when the server closes the stream or the owner calls close(). */
-function watchStream<T extends KubeObject>(res: IncomingMessage): WatchStream<T> {
+function watchStream<T extends KubeObject>(res: StreamAnswer): WatchStream<T> {
   let closed = false;
   async function* events(): AsyncGenerator<WatchEvent<T>> {
     try {

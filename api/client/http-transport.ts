@@ -75,26 +75,11 @@ export class HttpTransport {
   }
 
   /** Sends a request and resolves with the parsed JSON body of a 2xx answer; rejects with ApiError. */
-  async json(req: TransportRequest): Promise<unknown> {
-    let res = await this.#plain(req);
-    for (let retries = 0; res.statusCode === 429 && retries < (this.cfg.maxRetries ?? 10); retries++) {
-      await sleep(this.cfg.clock ?? realClock, retryAfterMs(res.headers['retry-after']?.[0])).promise;
-      res = await this.#plain(req);
-    }
-    const text = res.body;
-    if (res.statusCode < 200 || res.statusCode >= 300) throw errorFromResponse(res.statusCode, text);
-    if (!text.trim()) return undefined;
-    try {
-      return JSON.parse(text);
-    } catch {
-      throw new ApiError({
-        reason: 'InternalError',
-        message: `the server sent a response that is not JSON: ${snippet(text)}`,
-      });
-    }
+  json(req: TransportRequest): Promise<unknown> {
+    return jsonAnswer(this.cfg, () => this.#plain(req));
   }
 
-  /** Sends a plain request through http1.ts and passes on the answer's warnings. */
+  /** Sends a plain request through http1.ts. */
   async #plain(req: TransportRequest): Promise<Http1Answer> {
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
     const headers = this.#headers(req, body);
@@ -105,7 +90,6 @@ export class HttpTransport {
     } catch (e) {
       throw this.unreachable(e);
     }
-    if (this.cfg.onWarning) for (const w of warningTexts(res.headers.warning)) this.cfg.onWarning(w);
     return res;
   }
 
@@ -191,6 +175,38 @@ export class HttpTransport {
       reason: 'ServiceUnavailable',
       message,
       details: { causes: [{ reason: UNREACHABLE, message: code || err.message }] },
+    });
+  }
+}
+
+/** A plain answer: its status, headers (by lower-case name, each a list) and body text. */
+export type PlainAnswer = Pick<Http1Answer, 'statusCode' | 'headers' | 'body'>;
+
+/**
+ * Resolves with the parsed JSON body of a 2xx answer from `send`, or rejects with its ApiError; passes the answer's
+ * warnings on, and sends a `429 TooManyRequests` again after its `Retry-After`, as often as the config allows.
+ * Shared by the transports (HTTP(S) here; the control plane's own, api/server/in-process-transport.ts).
+ */
+export async function jsonAnswer(cfg: ClientConfig, send: () => Promise<PlainAnswer>): Promise<unknown> {
+  const once = async (): Promise<PlainAnswer> => {
+    const answer = await send();
+    if (cfg.onWarning) for (const w of warningTexts(answer.headers.warning)) cfg.onWarning(w);
+    return answer;
+  };
+  let res = await once();
+  for (let retries = 0; res.statusCode === 429 && retries < (cfg.maxRetries ?? 10); retries++) {
+    await sleep(cfg.clock ?? realClock, retryAfterMs(res.headers['retry-after']?.[0])).promise;
+    res = await once();
+  }
+  const text = res.body;
+  if (res.statusCode < 200 || res.statusCode >= 300) throw errorFromResponse(res.statusCode, text);
+  if (!text.trim()) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError({
+      reason: 'InternalError',
+      message: `the server sent a response that is not JSON: ${snippet(text)}`,
     });
   }
 }

@@ -1,0 +1,204 @@
+/**
+ * The control plane's controllers as clients of its own API, without a socket: each request becomes an
+ * IncomingMessage and a ServerResponse handed to the app's handler (App.handle) in this process. It goes through
+ * everything a request over HTTPS goes through — authentication (the admin token it carries), authorization, the
+ * in-flight limits, admission and validation, the store, watches — but costs no TLS, no HTTP framing and parsing
+ * and no system call. The answer's body is handed over as the handler writes it (a PassThrough the client reads;
+ * a watch's backpressure is that stream's). Agents, meshctl and kubectl keep using HTTPS.
+ */
+import { IncomingMessage, ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
+import { Socket } from 'node:net';
+import { PassThrough } from 'node:stream';
+import { clientOver, type HttpClient, type StreamAnswer, type Transport } from '../client/http-client.ts';
+import { jsonAnswer, type PlainAnswer, type TransportRequest } from '../client/http-transport.ts';
+import type { ClientConfig } from '../client/types.ts';
+import type { App } from './app.ts';
+
+/** Options of createInProcessClient. */
+export interface InProcessClientOptions {
+  /** The API server's handler. */
+  app: Pick<App, 'handle'>;
+  /** The bearer token the requests carry (the admin's, from its meshconfig) and the client's retry settings. */
+  config: Pick<ClientConfig, 'token' | 'maxRetries' | 'clock' | 'onWarning'>;
+}
+
+/** A typed client whose requests the app's handler serves in this process (see the module comment). */
+export function createInProcessClient(opts: InProcessClientOptions): HttpClient {
+  return clientOver(new InProcessTransport(opts));
+}
+
+/** The status and headers of an answer, once the handler has written them. */
+interface Head {
+  statusCode: number;
+  headers: Record<string, string[]>;
+}
+
+/** Serves each request by calling the app's handler. */
+class InProcessTransport implements Transport {
+  readonly #opts: InProcessClientOptions;
+
+  constructor(opts: InProcessClientOptions) {
+    this.#opts = opts;
+  }
+
+  json(req: TransportRequest): Promise<unknown> {
+    return jsonAnswer({ server: 'in-process', ...this.#opts.config }, () => this.#plain(req));
+  }
+
+  async #plain(req: TransportRequest): Promise<PlainAnswer> {
+    const { head, res } = this.#dispatch(req);
+    const { statusCode, headers } = await head;
+    const chunks: Buffer[] = [];
+    for await (const chunk of res.out) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    return { statusCode, headers, body: Buffer.concat(chunks).toString('utf8') };
+  }
+
+  async send(req: TransportRequest): Promise<StreamAnswer> {
+    const { head, res } = this.#dispatch(req);
+    const { statusCode } = await head;
+    return {
+      statusCode,
+      [Symbol.asyncIterator]: () => res.out[Symbol.asyncIterator](),
+      destroy: () => void res.destroy(),
+    };
+  }
+
+  /** Hands the request to the app; `head` resolves once the handler wrote the status and headers. */
+  #dispatch(req: TransportRequest): { head: Promise<Head>; res: InProcessResponse } {
+    const msg = requestMessage(req, this.#opts.config.token);
+    let res!: InProcessResponse;
+    const head = new Promise<Head>((resolve) => (res = new InProcessResponse(msg, resolve)));
+    this.#opts.app.handle(msg, res);
+    return { head, res };
+  }
+
+  close(): void {}
+}
+
+/** The request as the handler reads it: method, path, headers (the bearer token's included) and the JSON body. */
+function requestMessage(req: TransportRequest, token: string | undefined): IncomingMessage {
+  const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
+  const socket = new Socket();
+  socket.readable = false; // nothing to read from: the body is pushed below
+  const msg = new IncomingMessage(socket);
+  msg.method = req.method;
+  msg.url = req.path;
+  msg.httpVersion = '1.1';
+  msg.httpVersionMajor = 1;
+  msg.httpVersionMinor = 1;
+  msg.headers = {
+    accept: 'application/json',
+    'user-agent': 'meshctl-in-process',
+    ...(token ? { authorization: `Bearer ${token}` } : {}),
+    ...(body ? { 'content-type': req.contentType ?? 'application/json', 'content-length': String(body.length) } : {}),
+  };
+  if (body) msg.push(body);
+  msg.push(null);
+  msg.complete = true;
+  return msg;
+}
+
+type WriteCallback = (error?: Error | null) => void;
+
+/**
+ * A ServerResponse whose bytes go to `out` instead of a socket: the headers are kept by the base class and reported
+ * once (`onHead`); `close` is emitted once, after `end()` or when either side destroys it.
+ */
+class InProcessResponse extends ServerResponse {
+  /** The body, as the client reads it. */
+  readonly out = new PassThrough();
+  readonly #onHead: (head: Head) => void;
+  #sent = false;
+  #ended = false;
+  #closed = false;
+
+  constructor(req: IncomingMessage, onHead: (head: Head) => void) {
+    super(req);
+    this.#onHead = onHead;
+    // The base class reads these from its socket; here they describe `out`.
+    Object.defineProperty(this, 'headersSent', { get: () => this.#sent });
+    Object.defineProperty(this, 'writableEnded', { get: () => this.#ended });
+    Object.defineProperty(this, 'writableLength', {
+      get: () => this.out.writableLength + this.out.readableLength,
+    });
+    this.out.on('drain', () => this.emit('drain'));
+    this.out.on('close', () => this.#close());
+  }
+
+  override writeHead(
+    statusCode: number,
+    a?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
+    b?: OutgoingHttpHeaders | OutgoingHttpHeader[],
+  ): this {
+    if (this.#sent) return this;
+    this.statusCode = statusCode;
+    const headers = typeof a === 'string' ? b : a;
+    for (const [name, value] of headerPairs(headers)) this.setHeader(name, value);
+    this.#sent = true;
+    this.#onHead({ statusCode, headers: headerLists(this.getHeaders()) });
+    return this;
+  }
+
+  override flushHeaders(): void {
+    this.writeHead(this.statusCode);
+  }
+
+  override write(chunk: string | Uint8Array, a?: BufferEncoding | WriteCallback, b?: WriteCallback): boolean {
+    this.writeHead(this.statusCode);
+    if (this.#ended || this.out.destroyed) return false;
+    return typeof a === 'string' ? this.out.write(chunk, a, b) : this.out.write(chunk, a);
+  }
+
+  override end(a?: string | Uint8Array | (() => void), b?: BufferEncoding | (() => void), c?: () => void): this {
+    this.writeHead(this.statusCode);
+    if (this.#ended) return this;
+    this.#ended = true;
+    if (a !== undefined && typeof a !== 'function' && !this.out.destroyed) {
+      if (typeof b === 'string') this.out.write(a, b);
+      else this.out.write(a);
+    }
+    const done = [a, b, c].find((x) => typeof x === 'function');
+    this.out.end(() => {
+      this.emit('finish');
+      done?.();
+      this.#close();
+    });
+    return this;
+  }
+
+  override destroy(error?: Error): this {
+    this.destroyed = true;
+    this.out.destroy(error);
+    this.#close();
+    return this;
+  }
+
+  #close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.emit('close');
+  }
+}
+
+/** The name/value pairs of writeHead's headers (an object, or the raw `[name, value, …]` list). */
+function headerPairs(
+  headers: OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined,
+): Array<[string, OutgoingHttpHeader]> {
+  if (!headers) return [];
+  if (!Array.isArray(headers)) {
+    const out: Array<[string, OutgoingHttpHeader]> = [];
+    for (const [name, value] of Object.entries(headers)) if (value !== undefined) out.push([name, value]);
+    return out;
+  }
+  const out: Array<[string, OutgoingHttpHeader]> = [];
+  for (let i = 0; i + 1 < headers.length; i += 2) out.push([String(headers[i]), headers[i + 1]]);
+  return out;
+}
+
+/** Header values by lower-case name, each a list of strings (the client's shape of them). */
+function headerLists(headers: OutgoingHttpHeaders): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [name, value] of Object.entries(headers))
+    if (value !== undefined) out[name.toLowerCase()] = Array.isArray(value) ? value.map(String) : [String(value)];
+  return out;
+}
