@@ -76,3 +76,10 @@ test('a watch in process sees writes made over HTTPS, and closing it ends it on 
   await eventually(async () => assert.equal(srv.app.openWatches(), 0, 'the server ended the watch'));
   assert.equal(srv.app.stats().requestsInflight, 0);
 });
+
+test('a request the handler hangs up on without answering fails as an unreachable server does', async () => {
+  // Not the API's behaviour (its handler always answers) but the transport's, so a stand-in handler that hangs up.
+  const client = createInProcessClient({ app: { handle: (_req, res) => void res.destroy() }, config: {} });
+  const e = await client.get('modules', 'm').catch((err: unknown) => err);
+  assert.ok(e instanceof ApiError && e.reason === 'ServiceUnavailable', String(e));
+});

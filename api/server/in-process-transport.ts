@@ -12,6 +12,7 @@ import { PassThrough } from 'node:stream';
 import { clientOver, type HttpClient, type StreamAnswer, type Transport } from '../client/http-client.ts';
 import { jsonAnswer, type PlainAnswer, type TransportRequest } from '../client/http-transport.ts';
 import type { ClientConfig } from '../client/types.ts';
+import { ApiError } from '../meta/api-error.ts';
 import type { App } from './app.ts';
 
 /** Options of createInProcessClient. */
@@ -67,7 +68,9 @@ class InProcessTransport implements Transport {
   #dispatch(req: TransportRequest): { head: Promise<Head>; res: InProcessResponse } {
     const msg = requestMessage(req, this.#opts.config.token);
     let res!: InProcessResponse;
-    const head = new Promise<Head>((resolve) => (res = new InProcessResponse(msg, resolve)));
+    const head = new Promise<Head>((resolve, reject) => {
+      res = new InProcessResponse(msg, (h) => (h instanceof Error ? reject(h) : resolve(h)));
+    });
     this.#opts.app.handle(msg, res);
     return { head, res };
   }
@@ -102,17 +105,18 @@ type WriteCallback = (error?: Error | null) => void;
 
 /**
  * A ServerResponse whose bytes go to `out` instead of a socket: the headers are kept by the base class and reported
- * once (`onHead`); `close` is emitted once, after `end()` or when either side destroys it.
+ * once (`onHead`; destroyed before that, a ServiceUnavailable error); `close` is emitted once, after `end()` or when
+ * either side destroys it.
  */
 class InProcessResponse extends ServerResponse {
   /** The body, as the client reads it. */
   readonly out = new PassThrough();
-  readonly #onHead: (head: Head) => void;
+  readonly #onHead: (head: Head | ApiError) => void;
   #sent = false;
   #ended = false;
   #closed = false;
 
-  constructor(req: IncomingMessage, onHead: (head: Head) => void) {
+  constructor(req: IncomingMessage, onHead: (head: Head | ApiError) => void) {
     super(req);
     this.#onHead = onHead;
     // The base class reads these from its socket; here they describe `out`.
@@ -167,6 +171,13 @@ class InProcessResponse extends ServerResponse {
   }
 
   override destroy(error?: Error): this {
+    if (!this.#sent) {
+      // Hung up before answering: what a client sees when the connection drops.
+      this.#sent = true;
+      this.#onHead(
+        new ApiError({ reason: 'ServiceUnavailable', message: 'the API closed the request without answering' }),
+      );
+    }
     this.destroyed = true;
     this.out.destroy(error);
     this.#close();
