@@ -69,7 +69,7 @@ export interface AppOptions {
 export interface App {
   /** Serves one request; never throws. */
   handle(req: IncomingMessage, res: ServerResponse): void;
-  /** Ends every open watch (call before closing the listener so that it can finish). */
+  /** Ends every open watch and closes the log files it keeps open (call before closing the listener). */
   close(): void;
   /** How many watches are open (for logs and tests). */
   openWatches(): number;
@@ -115,7 +115,10 @@ export function createApp(opts: AppOptions): App {
   };
   return {
     handle,
-    close: () => cfg.watches.closeAll(),
+    close: () => {
+      cfg.watches.closeAll();
+      cfg.logs?.close();
+    },
     openWatches: () => cfg.watches.size,
     stats: () => ({ ...cfg.limiter.stats(), ...cfg.lists.stats() }),
   };
