@@ -25,7 +25,7 @@ import { checkDotSegments, matchRoute, notFoundPath, type Route } from './http/r
 import { requireMethod, sendError, sendJson, sendRaw, sendText, toApiError } from './http/respond.ts';
 import { openApiDocument } from './http/openapi.ts';
 import { serveCoreEvents } from './resources/core-events.ts';
-import { serveWatch, WatchRegistry } from './resources/watch.ts';
+import { DEFAULT_WATCH_HEARTBEAT_MS, serveWatch, WatchRegistry } from './resources/watch.ts';
 import { serveCertificateEndpoint, type CertificateEndpoints } from './certs/certificate-endpoints.ts';
 import { isBackupEndpoint, serveBackupEndpoint } from './backup/backup-endpoints.ts';
 import type { BackupService } from './backup/backup-service.ts';
@@ -84,7 +84,7 @@ export function createApp(opts: AppOptions): App {
     authenticate: withSession(opts.authenticate, opts.ui),
     authorize: opts.authorize ?? adminOnly,
     maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-    heartbeatMs: opts.watchHeartbeatMs ?? 15_000,
+    heartbeatMs: opts.watchHeartbeatMs ?? DEFAULT_WATCH_HEARTBEAT_MS,
     logger: opts.logger ?? silentLogger,
     watches: new WatchRegistry(),
     limiter: new InflightLimiter({ limits: opts.inflight ?? {} }),
