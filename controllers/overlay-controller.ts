@@ -48,6 +48,8 @@ class AddressAllocator {
   private readonly logger: Logger;
   /** Addresses written by this process, by node, until the cache holds them. */
   private readonly written = new Map<string, string>();
+  /** The address given out last: the next search starts after it (allocateAddress). */
+  private lastAllocated: string | undefined;
 
   constructor(opts: { client: Client; caches: Caches; logger: Logger }) {
     this.client = opts.client;
@@ -70,13 +72,14 @@ class AddressAllocator {
     }
     const pending = this.written.get(name);
     if (pending && inRange(pending, range)) return;
-    const address = allocateAddress(cidr, this.used(name));
+    const address = allocateAddress(cidr, this.used(name), this.lastAllocated);
     if (!address) {
       this.logger.error('Failed to allocate overlay address', { node: name, cidr, reason: 'range full' });
       return;
     }
     await this.client.patch('nodes', name, { status: { overlay: { address } } }, { subresource: 'status' });
     this.written.set(name, address);
+    this.lastAllocated = address;
     this.logger.info('Allocated overlay address', { node: name, address, cidr });
   }
 

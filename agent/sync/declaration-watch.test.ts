@@ -8,7 +8,8 @@ import { createClient } from '../../api/client/http-client.ts';
 import type { Client } from '../../api/client/types.ts';
 import { FakeClock, settle } from '../../api/meta/fake-clock.ts';
 import { silentLogger } from '../../api/meta/logger.ts';
-import { startDeclarationWatch } from './declaration-watch.ts';
+import { DEFAULT_WATCH_HEARTBEAT_MS } from '../../api/server/resources/watch.ts';
+import { DEFAULT_WATCH_IDLE_TIMEOUT_MS, startDeclarationWatch } from './declaration-watch.ts';
 import type { Reachability } from './reachability.ts';
 
 /** A loopback port that refuses connections (listened on, then closed). */
@@ -88,4 +89,12 @@ test('with the default jitter the first retry comes after 125 ms when the draw s
 test('with the default jitter the first retry waits the whole 250 ms when the draw says so', async () => {
   // random → 0: the longest delay, 250 ms.
   assert.deepEqual(await attemptsAfter(() => 0, [126, 123, 2]), [1, 1, 2]);
+});
+
+test("the server's default watch keep-alive leaves the agent's idle timeout room for one late beat", () => {
+  assert.ok(
+    DEFAULT_WATCH_HEARTBEAT_MS * 2 <= DEFAULT_WATCH_IDLE_TIMEOUT_MS,
+    `keep-alive every ${DEFAULT_WATCH_HEARTBEAT_MS} ms, idle timeout ${DEFAULT_WATCH_IDLE_TIMEOUT_MS} ms`,
+  );
+  assert.ok(DEFAULT_WATCH_HEARTBEAT_MS >= 30_000, 'each beat is a write to every idle watch: not more often');
 });

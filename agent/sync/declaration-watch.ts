@@ -20,6 +20,9 @@ import type { Reachability } from './reachability.ts';
 /** The default jitter of the reconnect delays (see DeclarationWatchOptions.backoff). */
 export const RECONNECT_JITTER = 0.5;
 
+/** A watch stream silent this long (no event, no bookmark, no keep-alive) is presumed dead and re-opened. */
+export const DEFAULT_WATCH_IDLE_TIMEOUT_MS = 60_000;
+
 /** Options of `startDeclarationWatch`. */
 export interface DeclarationWatchOptions {
   client: Client;
@@ -32,7 +35,7 @@ export interface DeclarationWatchOptions {
    * Default 250 ms, 5 s and 0.5: the agents of a mesh whose control plane restarted do not all retry at once.
    */
   backoff?: { initialMs?: number; maxMs?: number; jitter?: number; random?: () => number };
-  /** Default 60 s (the server sends a bookmark or heartbeat every 15 s). */
+  /** Default DEFAULT_WATCH_IDLE_TIMEOUT_MS (the server sends a bookmark or heartbeat every 30 s). */
   idleTimeoutMs?: number;
   clock?: Clock;
 }
@@ -60,7 +63,7 @@ export function startDeclarationWatch(opts: DeclarationWatchOptions): Declaratio
       jitter: opts.backoff?.jitter ?? RECONNECT_JITTER,
       random: opts.backoff?.random,
     },
-    idleTimeoutMs: opts.idleTimeoutMs ?? 60_000,
+    idleTimeoutMs: opts.idleTimeoutMs ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS,
     async onList(items) {
       for (const item of items) await opts.onDeclaration(item);
     },

@@ -26,7 +26,7 @@ import { checkDotSegments, matchRoute, notFoundPath, type Route } from './http/r
 import { requireMethod, sendError, sendJson, sendRaw, sendText, toApiError } from './http/respond.ts';
 import { openApiDocument } from './http/openapi.ts';
 import { serveCoreEvents } from './resources/core-events.ts';
-import { serveWatch, WatchRegistry } from './resources/watch.ts';
+import { DEFAULT_WATCH_HEARTBEAT_MS, serveWatch, WatchRegistry } from './resources/watch.ts';
 import { serveCertificateEndpoint, type CertificateEndpoints } from './certs/certificate-endpoints.ts';
 import { isBackupEndpoint, serveBackupEndpoint } from './backup/backup-endpoints.ts';
 import type { BackupService } from './backup/backup-service.ts';
@@ -70,7 +70,7 @@ export interface AppOptions {
 export interface App {
   /** Serves one request; never throws. */
   handle(req: IncomingMessage, res: ServerResponse): void;
-  /** Ends every open watch (call before closing the listener so that it can finish). */
+  /** Ends every open watch and closes the log files it keeps open (call before closing the listener). */
   close(): void;
   /** How many watches are open (for logs and tests). */
   openWatches(): number;
@@ -85,7 +85,7 @@ export function createApp(opts: AppOptions): App {
     authenticate: withSession(opts.authenticate, opts.ui),
     authorize: opts.authorize ?? adminOnly,
     maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-    heartbeatMs: opts.watchHeartbeatMs ?? 15_000,
+    heartbeatMs: opts.watchHeartbeatMs ?? DEFAULT_WATCH_HEARTBEAT_MS,
     logger: opts.logger ?? silentLogger,
     watches: new WatchRegistry(),
     limiter: new InflightLimiter({ limits: opts.inflight ?? {} }),
@@ -116,7 +116,10 @@ export function createApp(opts: AppOptions): App {
   };
   return {
     handle,
-    close: () => cfg.watches.closeAll(),
+    close: () => {
+      cfg.watches.closeAll();
+      cfg.logs?.close();
+    },
     openWatches: () => cfg.watches.size,
     stats: () => ({ ...cfg.limiter.stats(), ...cfg.lists.stats() }),
   };

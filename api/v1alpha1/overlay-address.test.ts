@@ -18,3 +18,21 @@ test('overlay addresses: parsing and range checks', () => {
   assert.ok(inRange('100.127.255.254', r));
   assert.ok(!inRange('100.128.0.1', r));
 });
+
+test('overlay addresses: after the last one given out, wrapping around; N allocations look at about N addresses', () => {
+  assert.equal(allocateAddress('100.64.0.0/10', new Set(), '100.64.0.7'), '100.64.0.8');
+  assert.equal(allocateAddress('10.0.0.0/29', new Set(['10.0.0.1']), '10.0.0.6'), '10.0.0.2', 'wraps, skipping used');
+  assert.equal(allocateAddress('10.0.0.0/29', new Set(), '192.0.2.1'), '10.0.0.1', 'outside the range: the lowest');
+  const used = new Set<string>();
+  let lookups = 0;
+  const counting = { has: (a: string) => (lookups++, used.has(a)) };
+  let last: string | undefined;
+  for (let i = 0; i < 3000; i++) {
+    const a = allocateAddress('100.64.0.0/10', counting, last)!;
+    assert.ok(!used.has(a), a);
+    used.add(a);
+    last = a;
+  }
+  assert.equal(used.size, 3000);
+  assert.ok(lookups <= 3000, `${lookups} lookups for 3000 allocations (lowest-first would take ~4.5 million)`);
+});

@@ -47,16 +47,26 @@ export function inRange(ip: string, range: Ipv4Range): boolean {
 }
 
 /**
- * The lowest host address of `cidr` not in `used` (the network and broadcast addresses are never given
- * out, below /31); undefined when the range is full or not an IPv4 CIDR.
+ * The first host address of `cidr` after `after` not in `used`, wrapping around to the lowest (from the lowest
+ * when `after` is absent or outside the range); the network and broadcast addresses are never given out, below
+ * /31. Undefined when the range is full or not an IPv4 CIDR. An allocator that passes the address it gave out
+ * last looks at about one address per allocation, not at every address in use (N nodes: N, not N²/2, lookups).
  */
-export function allocateAddress(cidr: string, used: Pick<ReadonlySet<string>, 'has'>): string | undefined {
+export function allocateAddress(
+  cidr: string,
+  used: Pick<ReadonlySet<string>, 'has'>,
+  after?: string,
+): string | undefined {
   const range = parseIpv4Cidr(cidr);
   if (!range) return undefined;
   const size = 2 ** (32 - range.prefix);
   const first = size > 2 ? 1 : 0;
   const last = size > 2 ? size - 2 : size - 1;
-  for (let i = first; i <= last; i++) {
+  const prev = after === undefined ? undefined : ipv4ToNumber(after);
+  const start =
+    prev !== undefined && inRange(after!, range) && prev - range.base < last ? prev - range.base + 1 : first;
+  for (let k = 0; k <= last - first; k++) {
+    const i = start + k > last ? start + k - (last - first + 1) : start + k;
     const ip = numberToIpv4(range.base + i);
     if (!used.has(ip)) return ip;
   }

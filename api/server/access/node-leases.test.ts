@@ -100,7 +100,7 @@ test("the admin's status writes and a node's invalid contact time are never abso
 test('listeners hear every heartbeat; the persist interval grows so that at most the maximum rate is persisted', async (t) => {
   const clock = new FakeClock({ start: Date.parse('2026-01-01T00:00:00Z') });
   const srv = await serve(t, clock);
-  const leases = new NodeLeases({ clock, persistMs: 1000, maxPersistPerSecond: 2 });
+  const leases = new NodeLeases({ clock, persistMs: 1000, maxPersistPerSecond: 2, random: () => 0 });
   const heard: string[] = [];
   leases.onBeat((node, at) => heard.push(`${node}@${at - clock.now()}`));
   assert.equal(leases.interval(), 1000);
@@ -127,4 +127,42 @@ test('listeners hear every heartbeat; the persist interval grows so that at most
   await leases.update(srv.store, beat, (o) => srv.store.update('nodes', o, { subresource: 'status' }));
   assert.equal(srv.store.resourceVersion(), rv, 'within the grown interval: not persisted');
   assert.equal(heard.length, 11);
+});
+
+test("a node's first persist counts as made up to half an interval earlier, so nodes heard together come due spread", async (t) => {
+  const clock = new FakeClock({ start: Date.parse('2026-01-01T00:00:00Z') });
+  const srv = await serve(t, clock);
+  const draws = [0, 0.5, 0.9];
+  const leases = new NodeLeases({
+    clock,
+    persistMs: 10_000,
+    maxPersistPerSecond: 1000,
+    random: () => draws.shift() ?? 0,
+  });
+  const names = ['p0', 'p1', 'p2'];
+  const write = (o: Node) => srv.store.update('nodes', o, { subresource: 'status' });
+  const beatOf = async (name: string): Promise<boolean> => {
+    const stored = srv.store.get('nodes', name)!;
+    const obj: Node = { ...stored, status: { ...stored.status, controlPlaneLastContact: rfc3339(clock.now()) } };
+    const rv = srv.store.resourceVersion();
+    await leases.update(srv.store, obj, write);
+    return srv.store.resourceVersion() !== rv;
+  };
+  for (const name of names) {
+    await srv.store.create('nodes', { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name } });
+    assert.equal(await beatOf(name), true, `${name}: the first heartbeat is persisted`);
+  }
+  const due = async (): Promise<string[]> => {
+    const out: string[] = [];
+    for (const name of names) if (await beatOf(name)) out.push(name);
+    return out;
+  };
+  clock.advance(6_000);
+  assert.deepEqual(await due(), ['p2'], 'dated back by 4.5 s: due after 5.5 s');
+  clock.advance(2_000);
+  assert.deepEqual(await due(), ['p1'], 'dated back by 2.5 s: due after 7.5 s');
+  clock.advance(2_000);
+  assert.deepEqual(await due(), ['p0'], 'not dated back: due after the whole interval, never later');
+  clock.advance(6_000);
+  assert.deepEqual(await due(), ['p2'], 'later persists keep the spread, one interval apart');
 });

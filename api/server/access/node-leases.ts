@@ -7,7 +7,10 @@
  * the contact time, or once the last persisted one is a persist interval old: 30 s, or longer in a large mesh so that at most `maxPersistPerSecond` (25) of
  * them are written a second (5,000 nodes: every 200 s). Any other change in the status is written at once,
  * as before. So after a SIGKILL the stored `lastSeen` is stale by at most one persist interval plus one
- * heartbeat interval, and, being this process's own observation, never in the future.
+ * heartbeat interval, and, being this process's own observation, never in the future. A node's first persist
+ * counts as made up to half an interval earlier (a random part), so that nodes heard first together (all of
+ * them, after a restart) come due spread over half an interval rather than all within one heartbeat
+ * interval, again every persist interval.
  *
  * Listeners (`onBeat`) hear every heartbeat, absorbed or written — the Node controller takes reachability
  * from them (controllers/node-controller.ts).
@@ -30,6 +33,8 @@ export interface NodeLeasesOptions {
   persistMs?: number;
   /** Default MAX_PERSIST_PER_SECOND. */
   maxPersistPerSecond?: number;
+  /** A number in [0, 1): how far back a node's first persist is dated (see the module comment). Default Math.random. */
+  random?: () => number;
 }
 
 /** Called with the node's name and the time (ms, this process's clock) its heartbeat arrived. */
@@ -47,6 +52,7 @@ export class NodeLeases {
   private readonly clock: Clock;
   private readonly persistMs: number;
   private readonly maxPerSecond: number;
+  private readonly random: () => number;
   /** Per node: when its heartbeat was last persisted (ms). */
   private readonly persistedAt = new Map<string, number>();
   private readonly listeners: BeatListener[] = [];
@@ -55,6 +61,7 @@ export class NodeLeases {
     this.clock = opts.clock ?? realClock;
     this.persistMs = opts.persistMs ?? LEASE_PERSIST_MS;
     this.maxPerSecond = opts.maxPersistPerSecond ?? MAX_PERSIST_PER_SECOND;
+    this.random = opts.random ?? Math.random;
   }
 
   /** The persist interval now: the configured one, or longer so that the mesh persists at most the maximum rate. */
@@ -85,7 +92,7 @@ export class NodeLeases {
       return { ...stored, status: { ...statusOf(stored), controlPlaneLastContact: contact } } as T;
     }
     const written = await write({ ...obj, status: { ...statusOf(obj), lastSeen: rfc3339(now) } });
-    this.persistedAt.set(name, now);
+    this.persistedAt.set(name, last === undefined ? now - (this.random() * this.interval()) / 2 : now);
     this.beat(name, now);
     return written;
   }

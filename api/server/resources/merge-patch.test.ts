@@ -39,3 +39,17 @@ test('neither input is modified, and __proto__ keys stay plain data', () => {
   assert.deepEqual(Object.getOwnPropertyDescriptor(out, '__proto__')?.value, { polluted: true });
   assert.equal(({} as Record<string, unknown>).polluted, undefined);
 });
+
+test("the result shares the target's untouched parts, copies the patched path, and keeps a target's own __proto__ key", () => {
+  const target = JSON.parse('{"spec":{"big":{"x":1}},"status":{"a":{"b":1},"c":"old"},"__proto__":{"k":1}}') as Record<
+    string,
+    Record<string, unknown>
+  >;
+  const out = applyMergePatch(target, { status: { c: 'new' } }) as typeof target;
+  assert.equal(out.spec, target.spec, 'an untouched subtree is shared, not cloned');
+  assert.equal(out.status.a, target.status.a);
+  assert.notEqual(out.status, target.status, 'the patched path is a new object');
+  assert.equal(target.status.c, 'old');
+  assert.deepEqual(Object.getOwnPropertyDescriptor(out, '__proto__')?.value, { k: 1 });
+  assert.equal(Object.getPrototypeOf(out), Object.prototype);
+});

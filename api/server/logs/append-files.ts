@@ -1,0 +1,99 @@
+/**
+ * Appends to files through a bounded set of kept-open descriptors (least recently used closed first), each
+ * append one `write(2)` to the page cache — no fsync (log-files.ts says what an appended line survives).
+ *
+ * Synchronous on purpose: an append of a few hundred bytes to the page cache is one syscall of a few µs on
+ * the event loop, while the same through the libuv pool costs a hand-off to a pool thread and back per call
+ * (open, write, close: three of them). It also keeps the cache race-free: a descriptor is never in use while
+ * another caller evicts it. A missing parent directory is created on the first append that finds it missing
+ * (not checked on every append).
+ */
+import { closeSync, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { isMissing } from '../../meta/errno.ts';
+
+/** Options of `AppendFiles`. */
+export interface AppendFilesOptions {
+  /** How many descriptors are kept open at most. Default 256. */
+  maxOpen?: number;
+  /** The mode of created files. Default 0o600. */
+  fileMode?: number;
+  /** The mode of created directories. Default 0o700. */
+  dirMode?: number;
+}
+
+interface Open {
+  fd: number;
+  /** The file's size as this process has written it (fstat at open, plus every append since). */
+  size: number;
+}
+
+/** Kept-open append descriptors (see the module comment). */
+export class AppendFiles {
+  readonly #maxOpen: number;
+  readonly #fileMode: number;
+  readonly #dirMode: number;
+  /** In least-recently-used order (a Map iterates in insertion order; a use re-inserts). */
+  readonly #open = new Map<string, Open>();
+
+  constructor(opts: AppendFilesOptions = {}) {
+    this.#maxOpen = Math.max(1, opts.maxOpen ?? 256);
+    this.#fileMode = opts.fileMode ?? 0o600;
+    this.#dirMode = opts.dirMode ?? 0o700;
+  }
+
+  /** The size of the file at `path` (0 for a file that does not exist yet, which this creates). */
+  size(path: string): number {
+    return this.#get(path).size;
+  }
+
+  /** Appends `data` to the file at `path` (created, with its directory, when missing); returns its new size. */
+  append(path: string, data: Uint8Array): number {
+    const f = this.#get(path);
+    for (let off = 0; off < data.length;) off += writeSync(f.fd, data, off);
+    f.size += data.length;
+    return f.size;
+  }
+
+  /** Closes the descriptor of `path`, if open: call it before renaming or replacing the file. */
+  forget(path: string): void {
+    const f = this.#open.get(path);
+    if (!f) return;
+    this.#open.delete(path);
+    closeSync(f.fd);
+  }
+
+  /** How many descriptors are open (for tests). */
+  get openCount(): number {
+    return this.#open.size;
+  }
+
+  /** Closes every descriptor (the next append reopens). */
+  close(): void {
+    for (const path of [...this.#open.keys()]) this.forget(path);
+  }
+
+  #get(path: string): Open {
+    const hit = this.#open.get(path);
+    if (hit) {
+      this.#open.delete(path);
+      this.#open.set(path, hit);
+      return hit;
+    }
+    const fd = this.#openFd(path);
+    const f = { fd, size: fstatSync(fd).size };
+    this.#open.set(path, f);
+    while (this.#open.size > this.#maxOpen) this.forget(this.#open.keys().next().value as string);
+    return f;
+  }
+
+  #openFd(path: string): number {
+    try {
+      return openSync(path, 'a', this.#fileMode);
+    } catch (e) {
+      if (!isMissing(e)) throw e;
+      mkdirSync(dirname(path), { recursive: true, mode: this.#dirMode });
+      return openSync(path, 'a', this.#fileMode);
+    }
+  }
+}
