@@ -193,7 +193,7 @@ export async function assembleParts(a: {
   const logs = await openAgentLogs({
     stateDir: opts.stateDir,
     node,
-    identity,
+    transport: client.transport,
     store,
     reach,
     logger: log,

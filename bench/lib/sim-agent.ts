@@ -4,9 +4,8 @@
  * exactly what `mesh-agent` does — GET/create its Node, list+watch its Declaration, heartbeat the Node status
  * every interval, write the Declaration status after "applying", deliver its outbox — without a host to change:
  * applying a Declaration marks every resource Applied at once. It also ships two service log lines every
- * `logEveryMs` (`POST …/nodes/<node>/logs`), as the log shipper does for a quiet service.
+ * `logEveryMs` (`POST …/nodes/<node>/logs`) over the client's connection, as the log shipper does for a quiet service.
  */
-import { HttpTransport } from '../../api/client/http-transport.ts';
 import { createClient, type HttpClient } from '../../api/client/http-client.ts';
 import type { ClientConfig } from '../../api/client/types.ts';
 import { silentLogger } from '../../api/meta/logger.ts';
@@ -111,7 +110,8 @@ export function startSimAgent(opts: SimAgentOptions): SimAgent {
     },
   });
   sync.start();
-  const logs = new HttpTransport({ config: opts.config });
+  // As the agent's log shipper: over the client's transport, sharing its kept-alive connection.
+  const logs = client.transport;
   let line = 0;
   const ship = (): void => {
     const time = new Date().toISOString();
@@ -128,7 +128,6 @@ export function startSimAgent(opts: SimAgentOptions): SimAgent {
       reach.close();
       await sync.stop();
       client.close();
-      logs.close();
     },
   };
 }
