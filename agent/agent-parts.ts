@@ -29,7 +29,7 @@ import { receiveDeclaration } from './receive-declaration.ts';
 import { createRunEffects, type RunEffects } from './run-effects.ts';
 import type { AgentStore } from './store/agent-store.ts';
 import { createReachability, type Reachability } from './sync/reachability.ts';
-import { createSync, type Sync } from './sync/sync.ts';
+import { AGENT_CONNECTION, createSync, type Sync } from './sync/sync.ts';
 import { openAgentLogs, withLogMetrics } from './logs/agent-logs.ts';
 import type { LogShipper } from './logs/shipper.ts';
 import { rootError } from './root-dir.ts';
@@ -82,7 +82,12 @@ export async function assembleParts(a: {
   if (wgKey.created) log.info('Generated WireGuard key', { publicKey: wgKey.publicKey });
   const wireguard = { key: () => wgKey, interfaceName: opts.wireguardInterface };
   const reach = createReachability({ store, logger: log, node, server: identity.server, now: () => clock.now() });
-  const client = createClient({ server: identity.server, caData: identity.caData, token: identity.token });
+  const client = createClient({
+    ...AGENT_CONNECTION,
+    server: identity.server,
+    caData: identity.caData,
+    token: identity.token,
+  });
   const serving = createServing({
     node,
     stateDir: opts.stateDir,

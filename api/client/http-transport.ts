@@ -71,6 +71,8 @@ export class HttpTransport {
       port: Number(this.url.port) || (this.url.protocol === 'https:' ? 443 : 80),
       ca: opts.config.caData,
       timeoutMs: opts.config.timeoutMs ?? 30_000,
+      ...(opts.config.connectTimeoutMs ? { connectTimeoutMs: opts.config.connectTimeoutMs } : {}),
+      ...(opts.config.maxConnections ? { maxSockets: opts.config.maxConnections } : {}),
     });
   }
 

@@ -18,6 +18,13 @@ export interface ClientConfig {
   token?: string;
   /** Per-request timeout in ms (not applied to watches). Default 30 000. */
   timeoutMs?: number;
+  /** How long opening an https connection (TCP and the TLS handshake) may take, in ms. Default `timeoutMs`. */
+  connectTimeoutMs?: number;
+  /**
+   * Connections at most for plain requests (watches have their own); a request finding them all busy waits for one.
+   * Default: no bound.
+   */
+  maxConnections?: number;
   /**
    * Called with the text of each `Warning` header of an answer (kube-apiserver's `299 - "text"`), as client-go's
    * WarningHandler is; meshctl prints them. Without it, warnings are ignored.

@@ -14,7 +14,7 @@ import { logsPath } from '../../api/wire/log-wire.ts';
 import type { AgentStore, ConnectionState, OutboxItem } from '../../agent/store/agent-store.ts';
 import type { RunSummary } from '../../agent/sync/declaration-status.ts';
 import { createReachability, type Reachability } from '../../agent/sync/reachability.ts';
-import { createSync, type Sync } from '../../agent/sync/sync.ts';
+import { AGENT_CONNECTION, createSync, type Sync } from '../../agent/sync/sync.ts';
 
 /** What a simulated agent needs. */
 export interface SimAgentOptions {
@@ -76,7 +76,7 @@ export function startSimAgent(opts: SimAgentOptions): SimAgent {
   const { node } = opts;
   const store = memoryStore();
   const reach: Reachability = createReachability({ store, logger: silentLogger, node, server: opts.config.server });
-  const client: HttpClient = createClient(opts.config);
+  const client: HttpClient = createClient({ ...AGENT_CONNECTION, ...opts.config });
   let run: RunSummary | undefined;
   let applied: number | undefined;
   const apply = (d: Declaration): void => {
