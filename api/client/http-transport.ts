@@ -2,7 +2,7 @@
  * The HTTP(S) transport of the typed client: kept-alive connections, bearer auth, the server verified
  * against the configured CA, and every failure turned into an ApiError (a `Status` from the server, or
  * ServiceUnavailable when the control plane cannot be reached). A `429 TooManyRequests` is sent again after its
- * `Retry-After` (on the config's clock), a bounded number of times, as client-go does, so that callers ride
+ * `Retry-After` (on the config's clock, lengthened by `retryJitter`), a bounded number of times, as client-go does, so that callers ride
  * through a storm: the server refused it before doing anything, so a retried write is not applied twice.
  * Plain requests go through the small HTTP/1.1 client of http1.ts over `node:tls`; only streams (watches, logs)
  * load `node:https`, when first opened, so that a one-shot `meshctl get` never pays for it.
@@ -80,7 +80,8 @@ export class HttpTransport {
   async json(req: TransportRequest): Promise<unknown> {
     let res = await this.#plain(req);
     for (let retries = 0; res.statusCode === 429 && retries < (this.cfg.maxRetries ?? 10); retries++) {
-      await sleep(this.cfg.clock ?? realClock, retryAfterMs(res.headers['retry-after']?.[0])).promise;
+      const jitter = 1 + (this.cfg.retryJitter ?? 0) * (this.cfg.random ?? Math.random)();
+      await sleep(this.cfg.clock ?? realClock, retryAfterMs(res.headers['retry-after']?.[0]) * jitter).promise;
       res = await this.#plain(req);
     }
     const text = res.body;

@@ -32,6 +32,13 @@ export interface ClientConfig {
   onWarning?: (text: string) => void;
   /** How many times a `429 TooManyRequests` is sent again after its `Retry-After` (default 10). */
   maxRetries?: number;
+  /**
+   * Spreads the retries of a 429: each waits `Retry-After × (1 + retryJitter × r)`, r drawn from [0, 1) — never
+   * sooner than the server asked, so that clients refused at once do not all come back at once. Default 0.
+   */
+  retryJitter?: number;
+  /** The draw of retryJitter (default Math.random; tests inject one). */
+  random?: () => number;
   /** The clock those waits run on (default the real one; tests inject a fake). */
   clock?: Clock;
 }
