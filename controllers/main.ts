@@ -201,12 +201,16 @@ async function run(flags: Flags): Promise<void> {
   const tls = flags.insecureHttp ? undefined : { cert: files.serving.certPem, key: files.serving.keyPem };
   const server = await listen({ app, host: flags.host, port: flags.port, logger, ...(tls ? { tls } : {}) });
   shutdown.onStop(() => server.close());
+  // The controllers reach this API over a listener of their own on loopback, with its own accept queue: behind the
+  // agents' queue, 5,000 agents reconnecting at once kept them from marking Nodes reachable for minutes (bench §9).
+  const own = await listen({ app, host: '127.0.0.1', port: 0, logger, ...(tls ? { tls } : {}) });
+  shutdown.onStop(() => own.close());
   // The serving certificate is renewed while this runs (30 days before it expires), into the listener.
   const renewal = new ServingRenewal({
     dataDir: flags.dataDir,
     ca: files.ca,
     serving: files.serving,
-    apply: (s) => server.setTls({ cert: s.certPem, key: s.keyPem }),
+    apply: (s) => [server, own].forEach((l) => l.setTls({ cert: s.certPem, key: s.keyPem })),
     logger,
   });
   if (tls) renewal.start();
@@ -214,7 +218,8 @@ async function run(flags: Flags): Promise<void> {
   const url = serverUrl(flags.host, server.port, flags.insecureHttp);
   writeAdminMeshconfig(files, url, logger);
   // The controllers talk to this API like any other client (Kubernetes-style), with the admin credential.
-  const client = createClient(loadMeshconfig(files.meshconfigPath));
+  const ownUrl = serverUrl('127.0.0.1', own.port, flags.insecureHttp);
+  const client = createClient({ ...loadMeshconfig(files.meshconfigPath), server: ownUrl });
   const manager = createManager({ client, logger });
   manager.add(createDeclarationController({ manager }));
   manager.add(createAssignmentController({ manager }));
@@ -229,7 +234,13 @@ async function run(flags: Flags): Promise<void> {
   void manager.start();
   const scheduler = startBackupScheduler({ service: backups, store, logger });
   shutdown.onStop(() => scheduler.stop());
-  logger.info('Serving', { url, port: server.port, meshconfig: files.meshconfigPath, dataDir: flags.dataDir });
+  logger.info('Serving', {
+    url,
+    port: server.port,
+    controllersUrl: ownUrl,
+    meshconfig: files.meshconfigPath,
+    dataDir: flags.dataDir,
+  });
   shutdown.started();
 }
 

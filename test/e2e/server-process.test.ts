@@ -158,3 +158,28 @@ test('--insecure-http is refused off loopback; bad flags exit 2; --help prints u
   assert.match(help.stdout, /^Usage: mesh-control-plane/);
   assert.throws(() => readFileSync(join(dataDir, 'admin.meshconfig')), /ENOENT/, 'nothing was written');
 });
+
+test("the controllers reach the API over a loopback listener of their own, not behind the agents' accept queue", async (t) => {
+  const cp = await spawnControlPlane();
+  t.after(() => cp.stop());
+  const serving = cp
+    .output()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { msg?: string; port?: number; controllersUrl?: string })
+    .find((r) => r.msg === 'Serving');
+  const own = new URL(serving?.controllersUrl ?? 'https://invalid');
+  assert.equal(own.hostname, '127.0.0.1', `controllersUrl ${serving?.controllersUrl}`);
+  assert.notEqual(Number(own.port), serving?.port, 'a listener other than the public one');
+  // The control plane's own client connections (ss shows the process of each socket), by the port they go to.
+  const peers = (): string[] =>
+    spawnSync('ss', ['-tnpH', 'state', 'established'], { encoding: 'utf8' })
+      .stdout.split('\n')
+      .filter((l) => l.includes(`pid=${cp.pid},`))
+      .map((l) => l.trim().split(/\s+/)[3].split(':').pop() ?? '');
+  const deadline = Date.now() + 30_000;
+  while (!peers().includes(own.port) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const ports = peers();
+  assert.ok(ports.includes(own.port), `the informers' connections go to ${own.port}: ${ports.join(',')}`);
+  assert.ok(!ports.includes(String(serving?.port)), `none to the public port ${serving?.port}: ${ports.join(',')}`);
+});
