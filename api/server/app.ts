@@ -170,7 +170,7 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
   const identity = cfg.authenticate(req);
   if (!identity) throw unauthorized();
   if (route?.type === 'metrics') return serveMetrics(cfg, identity, res, method, url);
-  cfg.limiter.admit(res, clientKey(identity), longRunning(route, url));
+  cfg.limiter.admit(res, clientKey(identity), longRunning(route, url), identity.kind === 'admin');
   if (!route || route.type === 'join') throw notFoundPath();
   if (route.type === 'logs') return serveLogs(cfg, { req, res, url, method, identity, node: route.node });
   if (route.type === 'certificate') {
