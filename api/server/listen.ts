@@ -66,11 +66,12 @@ export const TLS_SETTINGS = {
 export const KEEP_ALIVE_TIMEOUT_MS = 90_000;
 /**
  * The accept queue's length (the kernel caps it at net.core.somaxconn). A connection waits in it about
- * LISTEN_BACKLOG / (connections accepted a second); when that exceeds a client's timeout (30 s), every connection
- * the server accepts was already given up by its client, which reconnects at the back of the queue, and the server
- * spends all its time on TLS handshakes nobody waits for (congestion collapse: 4096 did that at N = 5,000, bench
- * §9). At 1024 a connection waits at most 15 s down to 70 accepts a second; a SYN beyond it is dropped, which the
- * client's kernel retries with its own backoff (1, 3, 7, 15 s) at no cost to the server.
+ * LISTEN_BACKLOG / (connections accepted a second); when that exceeds a client's timeout (30 s for meshctl and
+ * the requests of the agent, which waits 120 s for a connection: agent/sync/sync.ts AGENT_CONNECTION), every
+ * connection the server accepts was already given up by its client, which reconnects at the back of the queue, and
+ * the server spends its time on TLS handshakes nobody waits for (congestion collapse: 4096 did that at N = 5,000,
+ * bench §9). At 1024 a connection waits at most 15 s down to 70 accepts a second; a SYN beyond it is dropped,
+ * which the client's kernel retries with its own backoff (1, 3, 7, 15 s) at no cost to the server.
  */
 export const LISTEN_BACKLOG = 1024;
 
