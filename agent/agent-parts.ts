@@ -29,7 +29,7 @@ import { receiveDeclaration } from './receive-declaration.ts';
 import { createRunEffects, type RunEffects } from './run-effects.ts';
 import type { AgentStore } from './store/agent-store.ts';
 import { createReachability, type Reachability } from './sync/reachability.ts';
-import { createSync, type Sync } from './sync/sync.ts';
+import { AGENT_CONNECTION, createSync, type Sync } from './sync/sync.ts';
 import { ACK_DEFER_MS } from './sync/reporter.ts';
 import { openAgentLogs, withLogMetrics } from './logs/agent-logs.ts';
 import type { LogShipper } from './logs/shipper.ts';
@@ -83,7 +83,12 @@ export async function assembleParts(a: {
   if (wgKey.created) log.info('Generated WireGuard key', { publicKey: wgKey.publicKey });
   const wireguard = { key: () => wgKey, interfaceName: opts.wireguardInterface };
   const reach = createReachability({ store, logger: log, node, server: identity.server, now: () => clock.now() });
-  const client = createClient({ server: identity.server, caData: identity.caData, token: identity.token });
+  const client = createClient({
+    ...AGENT_CONNECTION,
+    server: identity.server,
+    caData: identity.caData,
+    token: identity.token,
+  });
   const serving = createServing({
     node,
     stateDir: opts.stateDir,
@@ -194,7 +199,7 @@ export async function assembleParts(a: {
   const logs = await openAgentLogs({
     stateDir: opts.stateDir,
     node,
-    identity,
+    transport: client.transport,
     store,
     reach,
     logger: log,

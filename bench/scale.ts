@@ -145,12 +145,17 @@ async function measureN(n: number): Promise<ScaleRow> {
       return [NaN];
     });
     const one = simNodeName(0);
-    const getAll = [0, 1, 2].map(() =>
-      timeMeshctl(mesh.cp.meshconfigPath, ['get', 'nodes'], (o) => o.split('\n').length > n),
-    );
-    const getOne = [0, 1, 2, 3, 4].map(() =>
-      timeMeshctl(mesh.cp.meshconfigPath, ['get', 'nodes', one], (o) => o.includes(one)),
-    );
+    // A meshctl run that fails is reported (NaN), and the herd is still measured.
+    const timed = (args: string[], check: (o: string) => boolean): number => {
+      try {
+        return timeMeshctl(mesh.cp.meshconfigPath, args, check);
+      } catch (e) {
+        problems.push(`meshctl ${args.join(' ')}: ${(e as Error).message}`);
+        return NaN;
+      }
+    };
+    const getAll = [0, 1, 2].map(() => timed(['get', 'nodes'], (o) => o.split('\n').length > n));
+    const getOne = [0, 1, 2, 3, 4].map(() => timed(['get', 'nodes', one], (o) => o.includes(one)));
     const peakBeforeKill = memoryOf(mesh.cp.pid).hwmMiB;
     tracker.close();
     client.close();

@@ -199,7 +199,7 @@ async function run(flags: Flags): Promise<void> {
     logger,
   });
   const tls = flags.insecureHttp ? undefined : { cert: files.serving.certPem, key: files.serving.keyPem };
-  const server = await listen({ app, host: flags.host, port: flags.port, ...(tls ? { tls } : {}) });
+  const server = await listen({ app, host: flags.host, port: flags.port, logger, ...(tls ? { tls } : {}) });
   shutdown.onStop(() => server.close());
   // The serving certificate is renewed while this runs (30 days before it expires), into the listener.
   const renewal = new ServingRenewal({

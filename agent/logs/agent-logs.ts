@@ -3,10 +3,11 @@
  * its outbox (the `LogsDropped` Event goes there like every other event), and its metrics appended to
  * the agent's own.
  */
+import type { Transport } from '../../api/client/http-client.ts';
 import type { Clock } from '../../api/meta/clock.ts';
 import type { Logger } from '../engine/types.ts';
 import type { AgentMetrics } from '../metrics.ts';
-import type { AgentIdentity, AgentStore } from '../store/agent-store.ts';
+import type { AgentStore } from '../store/agent-store.ts';
 import type { Reachability } from '../sync/reachability.ts';
 import { openLogShipper, type LogShipper } from './shipper.ts';
 
@@ -14,7 +15,8 @@ import { openLogShipper, type LogShipper } from './shipper.ts';
 export interface AgentLogsOptions {
   stateDir: string;
   node: string;
-  identity: AgentIdentity;
+  /** The agent's client's transport (the shipper shares its connection). */
+  transport: Transport;
   store: AgentStore;
   reach: Reachability;
   logger: Logger;
@@ -40,7 +42,7 @@ export async function openAgentLogs(o: AgentLogsOptions): Promise<LogShipper> {
     reach: o.reach,
     logger: o.logger,
     clock: o.clock,
-    connection: { server: o.identity.server, caData: o.identity.caData, token: o.identity.token },
+    transport: o.transport,
     ...(o.bufferBytes !== undefined ? { bufferBytes: o.bufferBytes } : {}),
     report: async (event) => {
       await o.store.enqueue({

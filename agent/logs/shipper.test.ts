@@ -3,9 +3,11 @@
 // file the supervisor would write.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createClient, type HttpClient } from '../../api/client/http-client.ts';
 import { FakeClock, settle } from '../../api/meta/fake-clock.ts';
 import { createApp } from '../../api/server/app.ts';
 import { bearerAuthenticator, hashToken } from '../../api/server/access/auth.ts';
@@ -24,6 +26,10 @@ const SERVICE = 'count-on-a/counter';
 
 interface Rig {
   stateDir: string;
+  /** The agent's client (the shipper shares its transport). */
+  client: HttpClient;
+  /** The connections the control plane holds open now (ss). */
+  serverConnections(): number;
   store: FileStore;
   agentStore: AgentStore;
   shipper: LogShipper;
@@ -62,11 +68,12 @@ async function rig(t: TestContext, bufferBytes?: number, beforeStart?: (cpLogs: 
   const clock = new FakeClock();
   const agentStore = await openAgentStore({ stateDir, logger });
   const reach = createReachability({ store: agentStore, logger, node: 'a', server: server!.url });
-  const identity = { nodeName: 'a', root: '/', server: server!.url, token: 'admin' };
+  // The agent's client: the shipper sends over its transport, as the agent's does.
+  const client = createClient({ server: server!.url, token: 'admin' });
   const shipper = await openAgentLogs({
     stateDir,
     node: 'a',
-    identity,
+    transport: client.transport,
     store: agentStore,
     reach,
     logger,
@@ -75,6 +82,7 @@ async function rig(t: TestContext, bufferBytes?: number, beforeStart?: (cpLogs: 
     ...(bufferBytes ? { bufferBytes } : {}),
   });
   t.after(async () => {
+    client.close();
     await shipper.stop();
     reach.close();
     await agentStore.close();
@@ -84,6 +92,11 @@ async function rig(t: TestContext, bufferBytes?: number, beforeStart?: (cpLogs: 
   });
   return {
     stateDir,
+    client,
+    serverConnections: () =>
+      execFileSync('ss', ['-tnH', 'state', 'established', `( sport = :${port} )`], { encoding: 'utf8' })
+        .split('\n')
+        .filter(Boolean).length,
     store,
     agentStore,
     shipper,
@@ -168,6 +181,17 @@ test('lines reach the control plane in order; while it is away they wait on disk
   await until(r, async () => (await r.stored()).length >= 70, 5000, 'lines after the outage');
   assert.deepEqual(await r.stored(), upTo(70));
   assert.ok(r.logger.lines.some((l) => l.msg === 'Reconnected to control plane'));
+});
+
+test("log POSTs share the agent client's kept-alive connection: the control plane holds one connection for both", async (t) => {
+  const r = await rig(t);
+  await r.client.get('nodes', 'a');
+  r.shipper.start();
+  r.write(1, 5);
+  await until(r, () => metricValue(r.shipper.metrics(), 'meshagent_log_shipped_lines_total') === 5, 5000, 'shipped');
+  await r.client.get('nodes', 'a');
+  assert.equal(r.serverConnections(), 1, 'one connection for the client and the shipper');
+  assert.deepEqual(await r.stored(), upTo(5));
 });
 
 test('a tiny buffer during an outage drops the oldest lines, counts them, and reports them once delivered', async (t) => {

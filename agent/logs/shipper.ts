@@ -12,8 +12,8 @@
  * metrics `meshagent_log_dropped_{lines,bytes}_total`.
  */
 import { join } from 'node:path';
-import { HttpTransport, isUnreachable } from '../../api/client/http-transport.ts';
-import type { ClientConfig } from '../../api/client/types.ts';
+import { isUnreachable } from '../../api/client/http-transport.ts';
+import type { Transport } from '../../api/client/http-client.ts';
 import { ApiError } from '../../api/meta/api-error.ts';
 import { Backoff, realClock, sleep, type Clock, type TimerHandle } from '../../api/meta/clock.ts';
 import { logsPath, type LogPost } from '../../api/wire/log-wire.ts';
@@ -34,8 +34,11 @@ export interface LogShipperOptions {
   /** The agent's state directory: service logs in `logs/`, the shipper's own files in `log-shipper/`. */
   stateDir: string;
   node: string;
-  /** How to reach the control plane (the agent's identity). */
-  connection: ClientConfig;
+  /**
+   * The agent's connection to the control plane: its client's transport, so that log POSTs share the kept-alive
+   * connection of its heartbeats instead of holding one more per agent on the control plane (its owner closes it).
+   */
+  transport: Transport;
   reach: Pick<Reachability, 'succeeded' | 'failed' | 'onReturn'>;
   logger: Logger;
   /** Queues a Warning Event about this node for the control plane (the agent's outbox). */
@@ -54,7 +57,10 @@ export interface LogShipperOptions {
 /** The running shipper. */
 export interface LogShipper {
   start(): void;
-  /** Stops both loops and closes the buffer (lines not yet delivered stay on disk). */
+  /**
+   * Stops both loops and closes the buffer (lines not yet delivered stay on disk). A POST in flight is awaited:
+   * close the transport first to end it at once (the agent closes its client before).
+   */
   stop(): Promise<void>;
   /** Its metrics, in the Prometheus text format. */
   metrics(): string;
@@ -80,7 +86,7 @@ class Shipper implements LogShipper {
   readonly #buffer: LogBuffer;
   readonly #tailer: Tailer;
   readonly #limit: number;
-  readonly #transport: HttpTransport;
+  readonly #transport: Transport;
   readonly #clock: Clock;
   #stopped = false;
   #timer: TimerHandle | undefined;
@@ -96,7 +102,7 @@ class Shipper implements LogShipper {
     this.#buffer = buffer;
     this.#tailer = tailer;
     this.#limit = limit;
-    this.#transport = new HttpTransport({ config: opts.connection });
+    this.#transport = opts.transport;
     this.#clock = opts.clock ?? realClock;
     opts.reach.onReturn(() => this.#wakeUp('retry'));
   }
@@ -110,7 +116,6 @@ class Shipper implements LogShipper {
     this.#stopped = true;
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#wakeUp('retry');
-    this.#transport.close();
     await this.#collecting;
     await this.#sending;
     await this.#buffer.close();

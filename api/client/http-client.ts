@@ -21,6 +21,11 @@ const PREFIX = `/apis/${GROUP}/${VERSION}`;
 
 /** A Client that also lets its owner close idle keep-alive connections. */
 export interface HttpClient extends Client {
+  /**
+   * The transport it sends through (its kept-alive connections), for other senders of the same program to share
+   * rather than open connections of their own (the agent's log shipper).
+   */
+  readonly transport: Transport;
   /** Closes idle connections; a process that is done with the client may call it to exit at once. */
   close(): void;
 }
@@ -79,6 +84,7 @@ export function clientOver(t: Transport): HttpClient {
       }),
     watch: (plural, opts) => openWatch(t, plural, opts),
     raw: (path) => t.json({ method: 'GET', path }),
+    transport: t,
     close: () => t.close(),
   };
 }

@@ -2,7 +2,7 @@
  * The HTTP(S) transport of the typed client: kept-alive connections, bearer auth, the server verified
  * against the configured CA, and every failure turned into an ApiError (a `Status` from the server, or
  * ServiceUnavailable when the control plane cannot be reached). A `429 TooManyRequests` is sent again after its
- * `Retry-After` (on the config's clock), a bounded number of times, as client-go does, so that callers ride
+ * `Retry-After` (on the config's clock, lengthened by `retryJitter`), a bounded number of times, as client-go does, so that callers ride
  * through a storm: the server refused it before doing anything, so a retried write is not applied twice.
  * Plain requests go through the small HTTP/1.1 client of http1.ts over `node:tls`; only streams (watches, logs)
  * load `node:https`, when first opened, so that a one-shot `meshctl get` never pays for it.
@@ -71,6 +71,8 @@ export class HttpTransport {
       port: Number(this.url.port) || (this.url.protocol === 'https:' ? 443 : 80),
       ca: opts.config.caData,
       timeoutMs: opts.config.timeoutMs ?? 30_000,
+      ...(opts.config.connectTimeoutMs ? { connectTimeoutMs: opts.config.connectTimeoutMs } : {}),
+      ...(opts.config.maxConnections ? { maxSockets: opts.config.maxConnections } : {}),
     });
   }
 
@@ -195,7 +197,9 @@ export async function jsonAnswer(cfg: ClientConfig, send: () => Promise<PlainAns
   };
   let res = await once();
   for (let retries = 0; res.statusCode === 429 && retries < (cfg.maxRetries ?? 10); retries++) {
-    await sleep(cfg.clock ?? realClock, retryAfterMs(res.headers['retry-after']?.[0])).promise;
+    // retryJitter spreads the clients a busy server refused at once: each waits 1 to (1 + retryJitter) × Retry-After.
+    const jitter = 1 + (cfg.retryJitter ?? 0) * (cfg.random ?? Math.random)();
+    await sleep(cfg.clock ?? realClock, retryAfterMs(res.headers['retry-after']?.[0]) * jitter).promise;
     res = await once();
   }
   const text = res.body;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
-import { Http1Client } from './http1.ts';
+import { Http1Client, type Http1Options } from './http1.ts';
 
 /**
  * A raw TCP server that answers each request (one per `\r\n\r\n`-terminated head; the tests send no bodies) with
@@ -10,7 +10,14 @@ import { Http1Client } from './http1.ts';
 async function rawServer(
   answer: (n: number, socket: Socket) => void,
   timeoutMs = 5000,
-): Promise<{ client: Http1Client; connections: () => number; requests: string[]; stop: () => Promise<void> }> {
+): Promise<{
+  client: Http1Client;
+  /** What the client was made with (to make another one). */
+  options: Http1Options;
+  connections: () => number;
+  requests: string[];
+  stop: () => Promise<void>;
+}> {
   const sockets: Socket[] = [];
   const requests: string[] = [];
   const server: Server = createServer((socket) => {
@@ -27,9 +34,11 @@ async function rawServer(
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
-  const client = new Http1Client({ protocol: 'http:', hostname: '127.0.0.1', port, timeoutMs });
+  const options: Http1Options = { protocol: 'http:', hostname: '127.0.0.1', port, timeoutMs };
+  const client = new Http1Client(options);
   return {
     client,
+    options,
     connections: () => sockets.length,
     requests,
     stop: async () => {
@@ -154,5 +163,59 @@ test('a server that never answers fails with ETIMEDOUT after the timeout', async
     await assert.rejects(s.client.request(GET), { code: 'ETIMEDOUT', message: 'no answer within 0.2s' });
   } finally {
     await s.stop();
+  }
+});
+
+test('with maxSockets 1, concurrent requests wait for the one connection instead of opening more', async () => {
+  const s = await rawServer((n, socket) => socket.write(`HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nr${n}`));
+  try {
+    const one = new Http1Client({ ...s.options, maxSockets: 1 });
+    try {
+      const answers = await Promise.all([1, 2, 3, 4].map(() => one.request(GET)));
+      assert.deepEqual(answers.map((a) => a.body).sort(), ['r1', 'r2', 'r3', 'r4']);
+      assert.equal(s.connections(), 1, 'four concurrent requests, one connection');
+    } finally {
+      one.close();
+    }
+  } finally {
+    await s.stop();
+  }
+});
+
+test('requests waiting for a connection being opened share its failure', async () => {
+  const closed = createServer();
+  await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+  const port = (closed.address() as { port: number }).port;
+  await new Promise((r) => closed.close(r)); // nothing listens there now: connections are refused
+  const one = new Http1Client({ protocol: 'http:', hostname: '127.0.0.1', port, timeoutMs: 5000, maxSockets: 1 });
+  const results = await Promise.allSettled([1, 2, 3].map(() => one.request(GET)));
+  assert.deepEqual(
+    results.map((r) => (r.status === 'rejected' ? (r.reason as NodeJS.ErrnoException).code : 'answered')),
+    ['ECONNREFUSED', 'ECONNREFUSED', 'ECONNREFUSED'],
+  );
+});
+
+test('an https connection has its own timeout (connectTimeoutMs), shorter or longer than the request timeout', async () => {
+  // A server that accepts TCP connections and never answers the TLS handshake (a control plane that has not yet
+  // accepted them from its queue looks the same to the client).
+  const sockets: Socket[] = [];
+  const mute = createServer((socket) => void sockets.push(socket));
+  await new Promise<void>((r) => mute.listen(0, '127.0.0.1', r));
+  const port = (mute.address() as { port: number }).port;
+  const client = new Http1Client({
+    protocol: 'https:',
+    hostname: '127.0.0.1',
+    port,
+    timeoutMs: 60_000,
+    connectTimeoutMs: 300,
+  });
+  try {
+    const t0 = Date.now();
+    await assert.rejects(client.request(GET), { code: 'ETIMEDOUT', message: 'no answer within 0.3s' });
+    assert.ok(Date.now() - t0 < 30_000, 'failed after the connect timeout, not the request timeout');
+  } finally {
+    client.close();
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => mute.close(r));
   }
 });

@@ -4,7 +4,9 @@
  * delimited by Content-Length, chunked transfer coding or the end of the connection. It exists for start-up time:
  * `node:https` and Node's HTTP machinery cost every `meshctl` run several milliseconds more than `node:tls` alone
  * (bench/RESULTS.md §3), and a one-shot command needs none of it. Connections are kept alive and reused one request
- * at a time, as Node's keep-alive agent does; idle ones do not keep the process alive.
+ * at a time, as Node's keep-alive agent does; idle ones do not keep the process alive. With `maxSockets`, a request
+ * that finds every connection busy or being opened waits for one instead of opening another (an agent holds one);
+ * the requests waiting while a connection is opened share its failure.
  */
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
@@ -23,6 +25,10 @@ export interface Http1Options {
   ca?: string;
   /** Socket inactivity (connecting or waiting for the answer) after which the request fails with ETIMEDOUT. */
   timeoutMs: number;
+  /** How long opening an https connection (TCP, then the TLS handshake) may take. Default `timeoutMs`. */
+  connectTimeoutMs?: number;
+  /** Connections at most, open or being opened. Default: no bound. */
+  maxSockets?: number;
 }
 
 /** One request: the head is written as given (names lower-case), then the body. */
@@ -45,6 +51,10 @@ export class Http1Client {
   readonly #all = new Set<Socket>();
   /** The last TLS session the server offered: a new connection resumes it (as node:https's agent does). */
   #session?: Buffer;
+  /** Connections being opened. */
+  #opening = 0;
+  /** Requests waiting for a connection (maxSockets reached). */
+  #waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
 
   constructor(opts: Http1Options) {
     this.#opts = opts;
@@ -55,9 +65,7 @@ export class Http1Client {
    * was idle fails before any answer arrives; such a request is sent once more on a fresh connection.
    */
   async request(req: Http1Request, retryReused = true): Promise<Http1Answer> {
-    const reused = this.#idle.pop();
-    const socket = reused ?? (await this.#connect());
-    if (reused) reused.ref();
+    const { socket, reused } = await this.#acquire();
     try {
       return await this.#exchange(socket, req);
     } catch (e) {
@@ -67,11 +75,39 @@ export class Http1Client {
     }
   }
 
-  /** Closes every connection, idle or busy (a busy request fails). */
+  /** Closes every connection, idle or busy (a busy request fails, so does one waiting for a connection). */
   close(): void {
     for (const s of this.#all) s.destroy();
     this.#all.clear();
     this.#idle.length = 0;
+    for (const w of this.#waiters.splice(0))
+      w.reject(Object.assign(new Error('client closed'), { code: 'ECONNRESET' }));
+  }
+
+  /** An idle connection, or a new one when under maxSockets; otherwise waits until one is released or closed. */
+  async #acquire(): Promise<{ socket: Socket; reused: boolean }> {
+    for (;;) {
+      const idle = this.#idle.pop();
+      if (idle) return { socket: idle.ref(), reused: true };
+      if (this.#all.size + this.#opening < (this.#opts.maxSockets ?? Infinity)) {
+        this.#opening++;
+        try {
+          const socket = await this.#connect();
+          this.#opening--;
+          return { socket, reused: false };
+        } catch (e) {
+          this.#opening--;
+          for (const w of this.#waiters.splice(0)) w.reject(e);
+          throw e;
+        }
+      }
+      await new Promise<void>((resolve, reject) => this.#waiters.push({ resolve, reject }));
+    }
+  }
+
+  /** A connection was released or closed: the first waiting request may take it (or open one). */
+  #wakeOne(): void {
+    this.#waiters.shift()?.resolve();
   }
 
   async #connect(): Promise<Socket> {
@@ -91,6 +127,7 @@ export class Http1Client {
       this.#all.delete(socket);
       const i = this.#idle.indexOf(socket);
       if (i >= 0) this.#idle.splice(i, 1);
+      this.#wakeOne();
     });
     return socket;
   }
@@ -145,6 +182,7 @@ export class Http1Client {
     socket.setKeepAlive(true, 1000); // as node:http's keep-alive agent does for its free sockets
     socket.unref();
     this.#idle.push(socket);
+    this.#wakeOne();
   }
 }
 
@@ -159,9 +197,10 @@ function connectTls(o: Http1Options, session: Buffer | undefined, onSession: (s:
       ...(net().isIP(o.hostname) ? {} : { servername: o.hostname }),
       ...(o.ca ? { ca: o.ca } : {}),
     });
+    const ms = o.connectTimeoutMs ?? o.timeoutMs;
     const onTimeout = (): void =>
-      void socket.destroy(Object.assign(new Error(`no answer within ${o.timeoutMs / 1000}s`), { code: 'ETIMEDOUT' }));
-    socket.setTimeout(o.timeoutMs, onTimeout);
+      void socket.destroy(Object.assign(new Error(`no answer within ${ms / 1000}s`), { code: 'ETIMEDOUT' }));
+    socket.setTimeout(ms, onTimeout);
     socket.on('session', onSession);
     socket.once('error', reject);
     socket.once('secureConnect', () => {

@@ -61,3 +61,24 @@ test('the client gives up with TooManyRequests after maxRetries', async () => {
   held.destroy();
   client.close();
 });
+
+test('with retryJitter the wait after a 429 is Retry-After to (1 + retryJitter) times it, never less', async () => {
+  for (const [draw, waits] of [
+    [0, 3000],
+    [0.999, 5997],
+  ] as const) {
+    const held = holdSlot();
+    await eventually(async () => assert.equal(s.server.app.stats().requestsInflight, 1, 'held'));
+    const clock = new FakeClock();
+    const client = createClient({ ...s.server.config, clock, retryJitter: 1, random: () => draw });
+    const listed = client.list('nodes');
+    await waiting(clock);
+    held.destroy();
+    await eventually(async () => assert.equal(s.server.app.stats().requestsInflight, 0, 'released'));
+    clock.advance(waits - 1);
+    assert.equal(clock.pending(), 1, `draw ${draw}: not before ${waits} ms`);
+    clock.advance(1);
+    assert.equal((await listed).kind, 'NodeList', `draw ${draw}: retried at ${waits} ms`);
+    client.close();
+  }
+});

@@ -18,6 +18,13 @@ export interface ClientConfig {
   token?: string;
   /** Per-request timeout in ms (not applied to watches). Default 30 000. */
   timeoutMs?: number;
+  /** How long opening an https connection (TCP and the TLS handshake) may take, in ms. Default `timeoutMs`. */
+  connectTimeoutMs?: number;
+  /**
+   * Connections at most for plain requests (watches have their own); a request finding them all busy waits for one.
+   * Default: no bound.
+   */
+  maxConnections?: number;
   /**
    * Called with the text of each `Warning` header of an answer (kube-apiserver's `299 - "text"`), as client-go's
    * WarningHandler is; meshctl prints them. Without it, warnings are ignored.
@@ -25,6 +32,13 @@ export interface ClientConfig {
   onWarning?: (text: string) => void;
   /** How many times a `429 TooManyRequests` is sent again after its `Retry-After` (default 10). */
   maxRetries?: number;
+  /**
+   * Spreads the retries of a 429: each waits `Retry-After × (1 + retryJitter × r)`, r drawn from [0, 1) — never
+   * sooner than the server asked, so that clients refused at once do not all come back at once. Default 0.
+   */
+  retryJitter?: number;
+  /** The draw of retryJitter (default Math.random; tests inject one). */
+  random?: () => number;
   /** The clock those waits run on (default the real one; tests inject a fake). */
   clock?: Clock;
 }

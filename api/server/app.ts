@@ -175,7 +175,7 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
   if (!identity) throw unauthorized();
   cfg.metrics.request(identity.kind, method, routeLabel(route, url));
   if (route?.type === 'metrics') return serveMetrics(cfg, identity, res, method, url);
-  cfg.limiter.admit(res, clientKey(identity), longRunning(route, url));
+  cfg.limiter.admit(res, clientKey(identity), longRunning(route, url), identity.kind === 'admin');
   if (!route || route.type === 'join') throw notFoundPath();
   if (route.type === 'logs') return serveLogs(cfg, { req, res, url, method, identity, node: route.node });
   if (route.type === 'certificate') {

@@ -1,7 +1,8 @@
 /**
  * Puts an App on a TCP port: plain HTTP, or HTTPS with the given certificate (TLS 1.3 and TLS 1.2 AEAD
- * suites only). Port 0 picks a free port. Idle connections are kept 90 s and the accept queue is long, for
- * thousands of agents.
+ * suites only). Port 0 picks a free port. Idle connections are kept 90 s (an agent's heartbeats reuse one); the
+ * accept queue is bounded so that a queued connection is served before its client gives up (LISTEN_BACKLOG); the
+ * open connections are bounded below the open-file limit, and a refused one is logged (connection-limit.ts).
  * Malformed HTTP (garbage bytes, oversized headers) is answered by Node's parser and the socket dropped.
  */
 import { createServer as createHttpServer } from 'node:http';
@@ -9,7 +10,9 @@ import type { Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { formatHostPort } from '../meta/host-port.ts';
+import type { Logger } from '../meta/logger.ts';
 import type { App } from './app.ts';
+import { connectionLimit, logRefusedConnections, openFileLimit } from './connection-limit.ts';
 
 /** Options of `listen`. */
 export interface ListenOptions {
@@ -19,6 +22,10 @@ export interface ListenOptions {
   port: number;
   /** PEM certificate (chain) and key; absent for plain HTTP. */
   tls?: { cert: string; key: string };
+  /** Open connections at most; more are closed at once and logged. Default: connectionLimit(openFileLimit()). */
+  maxConnections?: number;
+  /** Where refused connections are logged (default: nowhere). */
+  logger?: Logger;
 }
 
 /** A listening server. */
@@ -57,8 +64,16 @@ export const TLS_SETTINGS = {
  * that each agent keeps one connection instead of a TLS handshake per heartbeat (Node's default is 5 s).
  */
 export const KEEP_ALIVE_TIMEOUT_MS = 90_000;
-/** The accept queue's length (the kernel caps it at net.core.somaxconn): thousands of agents reconnect at once. */
-export const LISTEN_BACKLOG = 4096;
+/**
+ * The accept queue's length (the kernel caps it at net.core.somaxconn). A connection waits in it about
+ * LISTEN_BACKLOG / (connections accepted a second); when that exceeds a client's timeout (30 s for meshctl and
+ * the requests of the agent, which waits 120 s for a connection: agent/sync/sync.ts AGENT_CONNECTION), every
+ * connection the server accepts was already given up by its client, which reconnects at the back of the queue, and
+ * the server spends its time on TLS handshakes nobody waits for (congestion collapse: 4096 did that at N = 5,000,
+ * bench §9). At 1024 a connection waits at most 15 s down to 70 accepts a second; a SYN beyond it is dropped,
+ * which the client's kernel retries with its own backoff (1, 3, 7, 15 s) at no cost to the server.
+ */
+export const LISTEN_BACKLOG = 1024;
 
 /** Starts serving `app` on host:port. */
 export async function listen(opts: ListenOptions): Promise<Listening> {
@@ -68,6 +83,11 @@ export async function listen(opts: ListenOptions): Promise<Listening> {
     : undefined;
   const server: Server = https ?? createHttpServer(handler);
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  const maxConnections = opts.maxConnections ?? connectionLimit(openFileLimit());
+  if (maxConnections !== undefined) {
+    server.maxConnections = maxConnections;
+    server.on('drop', logRefusedConnections(opts.logger, maxConnections));
+  }
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (socket.writable && !socket.destroyed && err.code !== 'ECONNRESET') {
       const code = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';

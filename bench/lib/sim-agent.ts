@@ -4,9 +4,8 @@
  * exactly what `mesh-agent` does — GET/create its Node, list+watch its Declaration, heartbeat the Node status
  * every interval, write the Declaration status after "applying", deliver its outbox — without a host to change:
  * applying a Declaration marks every resource Applied at once. It also ships two service log lines every
- * `logEveryMs` (`POST …/nodes/<node>/logs`), as the log shipper does for a quiet service.
+ * `logEveryMs` (`POST …/nodes/<node>/logs`) over the client's connection, as the log shipper does for a quiet service.
  */
-import { HttpTransport } from '../../api/client/http-transport.ts';
 import { createClient, type HttpClient } from '../../api/client/http-client.ts';
 import type { ClientConfig } from '../../api/client/types.ts';
 import { silentLogger } from '../../api/meta/logger.ts';
@@ -15,7 +14,7 @@ import { logsPath } from '../../api/wire/log-wire.ts';
 import type { AgentStore, ConnectionState, OutboxItem } from '../../agent/store/agent-store.ts';
 import type { RunSummary } from '../../agent/sync/declaration-status.ts';
 import { createReachability, type Reachability } from '../../agent/sync/reachability.ts';
-import { createSync, type Sync } from '../../agent/sync/sync.ts';
+import { AGENT_CONNECTION, createSync, type Sync } from '../../agent/sync/sync.ts';
 import { ACK_DEFER_MS } from '../../agent/sync/reporter.ts';
 
 /** What a simulated agent needs. */
@@ -78,7 +77,7 @@ export function startSimAgent(opts: SimAgentOptions): SimAgent {
   const { node } = opts;
   const store = memoryStore();
   const reach: Reachability = createReachability({ store, logger: silentLogger, node, server: opts.config.server });
-  const client: HttpClient = createClient(opts.config);
+  const client: HttpClient = createClient({ ...AGENT_CONNECTION, ...opts.config });
   let run: RunSummary | undefined;
   let applied: number | undefined;
   const apply = (d: Declaration): void => {
@@ -112,7 +111,8 @@ export function startSimAgent(opts: SimAgentOptions): SimAgent {
     },
   });
   sync.start();
-  const logs = new HttpTransport({ config: opts.config });
+  // As the agent's log shipper: over the client's transport, sharing its kept-alive connection.
+  const logs = client.transport;
   let line = 0;
   const ship = (): void => {
     const time = new Date().toISOString();
@@ -129,7 +129,6 @@ export function startSimAgent(opts: SimAgentOptions): SimAgent {
       reach.close();
       await sync.stop();
       client.close();
-      logs.close();
     },
   };
 }

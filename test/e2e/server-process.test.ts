@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { httpRequest, openStream, REPO_ROOT, spawnControlPlane, type EventStream } from '../harness.ts';
+import { createClient } from '../../api/client/http-client.ts';
 
 const API = '/apis/meshctl.dev/v1alpha1';
 
@@ -157,4 +158,28 @@ test('--insecure-http is refused off loopback; bad flags exit 2; --help prints u
   assert.equal(help.status, 0);
   assert.match(help.stdout, /^Usage: mesh-control-plane/);
   assert.throws(() => readFileSync(join(dataDir, 'admin.meshconfig')), /ENOENT/, 'nothing was written');
+});
+
+test('the controllers reach the API in process: the control plane holds no connection to itself, and they still work', async (t) => {
+  const cp = await spawnControlPlane();
+  t.after(() => cp.stop());
+  const port = new URL(cp.url).port;
+  // The controllers are at work: the Declaration controller renders a Node's Declaration.
+  const admin = createClient(cp.config);
+  t.after(() => admin.close());
+  await admin.create('nodes', { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name: 'n1' }, spec: {} });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const got = await admin.get('declarations', 'n1').catch(() => undefined);
+    if (got) break;
+    assert.ok(Date.now() < deadline, 'the Declaration controller rendered n1 within 30 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  // Every established socket of the process (ss shows the owner of each): none goes out to the API's own port.
+  const sockets = spawnSync('ss', ['-tnpH', 'state', 'established'], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter((l) => l.includes(`pid=${cp.pid},`));
+  const outgoing = sockets.filter((l) => l.trim().split(/\s+/)[3]?.endsWith(`:${port}`));
+  assert.deepEqual(outgoing, [], `the control plane's own connections to :${port}`);
+  assert.ok(sockets.length > 0, 'ss lists the sockets the test client holds to the control plane');
 });

@@ -4,7 +4,13 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '../../meta/fake-clock.ts';
 import { httpRequest, startServer, type TestServer } from '../../../test/harness.ts';
-import { EVENT_LIMITS, REPORTED_BY_LABEL, type EventLimits } from './event-quota.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore } from '../../store/index.ts';
+import type { Store } from '../../store/types.ts';
+import type { Event } from '../../v1alpha1/generated/event.ts';
+import { EVENT_LIMITS, EventQuota, REPORTED_BY_LABEL, type EventLimits } from './event-quota.ts';
 
 const API = '/apis/meshctl.dev/v1alpha1';
 
@@ -69,4 +75,42 @@ test("past maxStored a node's oldest events are deleted; the label that counts t
     .items.map((e) => e.metadata.name)
     .sort();
   assert.deepEqual(names, ['a-2', 'a-3', 'a-4', 'b-0', 'by-admin']);
+});
+
+test("a create lists the node's events only when its count could pass maxStored; deletions by others are seen then", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'meshctl-quota-'));
+  const store = await openStore({ dir });
+  t.after(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  let lists = 0;
+  const list: Store['list'] = (plural, opts) => (lists++, store.list(plural, opts));
+  const counted = new Proxy<Store>(store, {
+    get: (target, key) => {
+      if (key === 'list') return list;
+      const value: unknown = Reflect.get(target, key);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const quota = new EventQuota({ clock: new FakeClock(), limits: { perMinute: 1000, burst: 1000, maxStored: 3 } });
+  const add = async (node: string, name: string): Promise<void> => {
+    const obj: Event = { ...event(node, name), apiVersion: 'meshctl.dev/v1alpha1', kind: 'Event', type: 'Normal' };
+    await store.create('events', quota.label(obj, node));
+    await quota.collect(counted, node);
+  };
+  for (let i = 0; i < 3; i++) await add('a', `a-${i}`);
+  await add('b', 'b-0');
+  assert.equal(lists, 1, 'one scan of all events, then none while every node is within maxStored');
+  await store.delete('events', 'a-0'); // the TTL controller's or the admin's: the quota's count of a is high now
+  await add('a', 'a-3');
+  assert.equal(lists, 2, 'past the count, the node’s own events are listed');
+  const names = (): string[] =>
+    store
+      .list('events')
+      .items.map((e) => e.metadata.name!)
+      .sort();
+  assert.deepEqual(names(), ['a-1', 'a-2', 'a-3', 'b-0'], 'a has 3: none deleted');
+  await add('a', 'a-4');
+  assert.deepEqual(names(), ['a-2', 'a-3', 'a-4', 'b-0'], "past maxStored a's oldest is deleted");
 });

@@ -8,14 +8,14 @@ import { serverSuite } from '../../../test/server-suite.ts';
 const NODE = { authorization: 'Bearer tok-a' };
 const s = serverSuite({
   insecure: true,
-  tokens: { 'tok-a': { kind: 'node', name: 'a' } },
+  tokens: { 'tok-a': { kind: 'node', name: 'a' }, 'tok-b': { kind: 'node', name: 'b' } },
   authorize: () => undefined,
   inflight: { maxRequestsInflight: 3, maxRequestsInflightPerClient: 2, maxWatchesPerClient: 2, retryAfterSeconds: 2 },
 });
 const NODES = '/apis/meshctl.dev/v1alpha1/nodes';
 
-/** A POST whose body never comes: it holds its in-flight slot until destroyed. */
-function stalledPost(): ClientRequest {
+/** A POST whose body never comes: it holds its in-flight slot until destroyed (the admin's, or `token`'s). */
+function stalledPost(token = s.server.adminToken): ClientRequest {
   const u = new URL(NODES, s.server.url);
   const r = request({
     hostname: u.hostname,
@@ -23,7 +23,7 @@ function stalledPost(): ClientRequest {
     path: u.pathname,
     method: 'POST',
     headers: {
-      authorization: `Bearer ${s.server.adminToken}`,
+      authorization: `Bearer ${token}`,
       'content-type': 'application/json',
       'content-length': 100,
     },
@@ -73,4 +73,20 @@ test('watches over the per-client cap get 429 with Retry-After; other clients ma
     return w;
   });
   for (const w of [open[1], byNode, again]) w.close();
+});
+
+test("the admin's requests are not counted in the total nor refused by it (only per client), as system:masters", async () => {
+  const held = [stalledPost('tok-a'), stalledPost('tok-a'), stalledPost('tok-b')];
+  await eventually(async () => assert.equal(s.server.app.stats().requestsInflight, 3, 'the nodes hold all 3'));
+  const node = await s.server.request('GET', NODES, undefined, { authorization: 'Bearer tok-b' });
+  assert.equal(node.status, 429, 'a node is refused at the total');
+  assert.equal((await s.server.request('GET', NODES)).status, 200, 'the admin is served');
+  const admin = [stalledPost(), stalledPost()];
+  await eventually(async () => assert.equal(s.server.app.stats().requestsInflight, 5, 'the admin holds 2 more'));
+  assert.equal((await s.server.request('GET', NODES)).status, 429, 'the admin is still bounded per client');
+  held[2].destroy();
+  const again = async () => (await s.server.request('GET', NODES, undefined, { authorization: 'Bearer tok-b' })).status;
+  await eventually(async () => assert.equal(await again(), 200, "the admin's requests took no node's slot"));
+  for (const r of [...held, ...admin]) r.destroy();
+  await eventually(async () => assert.equal(s.server.app.stats().requestsInflight, 0, 'all released'));
 });

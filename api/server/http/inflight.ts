@@ -4,7 +4,10 @@
  *
  * - Short requests (everything but watches and followed logs): at most `maxRequestsInflight` in total, and at
  *   most `maxRequestsInflightPerClient` of one client (the admin, one node, or anonymous for `/join`), so that a
- *   burst from one client cannot take every slot from the agents.
+ *   burst from one client cannot take every slot from the agents. The admin's (meshctl's and the control plane's
+ *   own controllers') are not counted in the total, as kube-apiserver's in-flight limit exempts system:masters:
+ *   when thousands of agents fill it, the controllers that mark their Nodes reachable and the admin's commands
+ *   are not refused with them (at N = 5,000 both were); they stay bounded per client.
  * - Long-running requests (watches, `follow=true` logs): at most `maxWatchesPerClient` open per client.
  *
  * A slot is held until the response closes (finished, or the client went away).
@@ -40,7 +43,10 @@ export interface InflightStats {
 /** Counts the requests in flight and refuses those over a bound. */
 export class InflightLimiter {
   readonly #limits: InflightLimits;
+  /** Short requests in flight, all of them (the stats). */
   #requests = 0;
+  /** Those counted against maxRequestsInflight (not exempt). */
+  #bounded = 0;
   #watches = 0;
   readonly #requestsBy = new Map<string, number>();
   readonly #watchesBy = new Map<string, number>();
@@ -51,8 +57,11 @@ export class InflightLimiter {
     this.#limits = { ...DEFAULT_INFLIGHT_LIMITS, ...opts.limits };
   }
 
-  /** Takes a slot for `res` (released when it closes), or sets `Retry-After` and throws 429. */
-  admit(res: ServerResponse, client: string, longRunning: boolean): void {
+  /**
+   * Takes a slot for `res` (released when it closes), or sets `Retry-After` and throws 429. An `exempt` request
+   * (the admin's) is bounded per client only, and not counted in the total.
+   */
+  admit(res: ServerResponse, client: string, longRunning: boolean, exempt = false): void {
     const l = this.#limits;
     if (longRunning) {
       if ((this.#watchesBy.get(client) ?? 0) >= l.maxWatchesPerClient) {
@@ -71,16 +80,19 @@ export class InflightLimiter {
       return;
     }
     if (
-      this.#requests >= l.maxRequestsInflight ||
+      (!exempt && this.#bounded >= l.maxRequestsInflight) ||
       (this.#requestsBy.get(client) ?? 0) >= l.maxRequestsInflightPerClient
     ) {
       this.#rejectedRequests++;
       throw this.#tooMany('too many requests in flight, please try again later', 'inflight');
     }
+    const counted = exempt ? 0 : 1;
     this.#requests++;
+    this.#bounded += counted;
     bump(this.#requestsBy, client, 1);
     res.once('close', () => {
       this.#requests--;
+      this.#bounded -= counted;
       bump(this.#requestsBy, client, -1);
     });
   }
