@@ -11,7 +11,7 @@ import type * as http from 'node:http';
 import { createRequire } from 'node:module';
 import { ApiError, type StatusReason } from '../meta/api-error.ts';
 import { realClock, sleep } from '../meta/clock.ts';
-import { Http1Client, type Http1Answer } from './http1.ts';
+import { Http1Client, TCP_KEEPALIVE_MS, type Http1Answer } from './http1.ts';
 import type { ClientConfig } from './types.ts';
 
 /** One request: the path is relative to the server URL (e.g. `/apis/meshctl.dev/v1alpha1/nodes`). */
@@ -111,11 +111,11 @@ export class HttpTransport {
     const load = createRequire(import.meta.url);
     if (this.url.protocol !== 'https:') {
       const { Agent, request } = load('node:http') as typeof import('node:http');
-      return (this.agent = { request, agent: new Agent({ keepAlive: true }) });
+      return (this.agent = { request, agent: new Agent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS }) });
     }
     const { Agent, request } = load('node:https') as typeof import('node:https');
     const ca = this.cfg.caData ? { ca: this.cfg.caData } : {};
-    return (this.agent = { request, agent: new Agent({ keepAlive: true, ...ca }) });
+    return (this.agent = { request, agent: new Agent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS, ...ca }) });
   }
 
   /**

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
-import { Http1Client, type Http1Options } from './http1.ts';
+import { spawnSync } from 'node:child_process';
+import { Http1Client, TCP_KEEPALIVE_MS, type Http1Options } from './http1.ts';
 
 /**
  * A raw TCP server that answers each request (one per `\r\n\r\n`-terminated head; the tests send no bodies) with
@@ -217,5 +218,22 @@ test('an https connection has its own timeout (connectTimeoutMs), shorter or lon
     client.close();
     for (const s of sockets) s.destroy();
     await new Promise((r) => mute.close(r));
+  }
+});
+
+test('a kept connection is probed by TCP keep-alive only after a minute idle, not every second', async () => {
+  const s = await rawServer((_, socket) => socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'));
+  try {
+    await s.client.request(GET);
+    // ss -o shows the kernel's keep-alive timer of each socket: `timer:(keepalive,59sec,0)`.
+    const line = spawnSync('ss', ['-tnoH', 'state', 'established', `dport = :${s.options.port}`], { encoding: 'utf8' })
+      .stdout.trim()
+      .split('\n')[0];
+    const m = /timer:\(keepalive,(?:(\d+)min)?(\d+(?:\.\d+)?)(m?s)ec/.exec(line ?? '');
+    assert.ok(m, `a keep-alive timer on the client's socket: ${line}`);
+    const ms = Number(m[1] ?? 0) * 60_000 + Number(m[2]) * (m[3] === 'ms' ? 1 : 1000);
+    assert.ok(ms > TCP_KEEPALIVE_MS / 2, `first probe in ${ms} ms (${line})`);
+  } finally {
+    await s.stop();
   }
 });
