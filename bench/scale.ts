@@ -181,9 +181,19 @@ async function measureN(n: number): Promise<ScaleRow> {
       solo: summarize(soloMs),
       getAll: summarize(getAll),
       getOne: summarize(getOne),
-      herd: { servingMs, allBackMs: back.ms, left: back.left, agentsReachable: agentsBack.reachable },
+      herd: {
+        servingMs,
+        allBackMs: back.ms,
+        back99Ms: back.ms99,
+        left: back.left,
+        agentsReachable: agentsBack.reachable,
+      },
       load: loadavg()[0],
-      problems: fan.failed ? [`all-nodes change: ${fan.failed}`, ...problems] : problems,
+      problems: [
+        ...(fan.failed ? [`all-nodes change: ${fan.failed}`] : []),
+        ...problems,
+        ...(back.left > 0 ? [`herd: ${back.left} Node(s) not back, e.g. ${back.sample.join('; ')}`] : []),
+      ],
     };
   } finally {
     tracker.close();

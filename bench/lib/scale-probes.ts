@@ -68,32 +68,50 @@ export function timeMeshctl(meshconfig: string, args: string[], check: (out: str
   return ms;
 }
 
+/** The Nodes not yet back after a time, and what a few of them say (to tell why, when some never come back). */
+export interface NotBack {
+  count: number;
+  total: number;
+  /** Up to 3: `name contact=… lastSeen=… Reachable=status/reason`. */
+  sample: string[];
+}
+
 /**
  * Nodes not yet back after `sinceMs`: no heartbeat written since (status.controlPlaneLastContact, the agent's time —
  * the same machine's clock here; the stored lastSeen may lag a persist interval behind by design), or not
  * Reachable=True.
  */
-export async function nodesNotBack(client: Client, sinceMs: number): Promise<number> {
+export async function nodesNotBack(client: Client, sinceMs: number): Promise<NotBack> {
   const nodes = (await client.list('nodes')).items;
-  return nodes.filter((n) => {
+  const left = nodes.filter((n) => {
     const beat = Date.parse(n.status?.controlPlaneLastContact ?? '');
     const reachable = findCondition(n.status?.conditions, 'Reachable')?.status === 'True';
     return !(beat >= sinceMs && reachable);
-  }).length;
+  });
+  const sample = left.slice(0, 3).map((n) => {
+    const c = findCondition(n.status?.conditions, 'Reachable');
+    return `${n.metadata.name} contact=${n.status?.controlPlaneLastContact} lastSeen=${n.status?.lastSeen} Reachable=${c?.status}/${c?.reason}`;
+  });
+  return { count: left.length, total: nodes.length, sample };
 }
 
-/** Polls (every 2 s) until every Node is seen again after `sinceMs`; returns ms after `t0` and the last count left. */
-export async function waitAllBack(
-  client: Client,
-  sinceMs: number,
-  t0: number,
-  timeoutMs: number,
-): Promise<{ ms: number; left: number }> {
-  let left = Infinity;
+/** What `waitAllBack` found: when every Node was back (NaN if not within the time), when 99 % were, what was left. */
+export interface HerdResult {
+  ms: number;
+  ms99: number;
+  left: number;
+  sample: string[];
+}
+
+/** Polls (every 2 s) until every Node is seen again after `sinceMs`; times are ms after `t0`. */
+export async function waitAllBack(client: Client, sinceMs: number, t0: number, timeoutMs: number): Promise<HerdResult> {
+  let last: NotBack | undefined;
+  let ms99 = NaN;
   while (performance.now() - t0 < timeoutMs) {
-    left = await nodesNotBack(client, sinceMs).catch(() => Infinity);
-    if (left === 0) return { ms: performance.now() - t0, left };
+    last = await nodesNotBack(client, sinceMs).catch(() => last);
+    if (last && Number.isNaN(ms99) && last.count <= last.total / 100) ms99 = performance.now() - t0;
+    if (last?.count === 0) return { ms: performance.now() - t0, ms99, left: 0, sample: [] };
     await sleep(2000);
   }
-  return { ms: NaN, left };
+  return { ms: NaN, ms99, left: last?.count ?? Infinity, sample: last?.sample ?? [] };
 }

@@ -18,7 +18,7 @@ export interface ScaleRow {
   solo: LatencySummary;
   getAll: LatencySummary;
   getOne: LatencySummary;
-  herd: { servingMs: number; allBackMs: number; left: number; agentsReachable: number };
+  herd: { servingMs: number; allBackMs: number; back99Ms: number; left: number; agentsReachable: number };
   /** 1-minute load average at the end of this N. */
   load: number;
   /** What did not complete (a phase that timed out), in words. */
@@ -74,6 +74,7 @@ function table(rows: ScaleRow[]): string[] {
       'herd: SIGKILL → every Node Reachable with a heartbeat written after the kill (s)',
       (r) => `**${s(r.herd.allBackMs)}**`,
     ),
+    line('herd: SIGKILL → 99 % of Nodes back (s)', (r) => s(r.herd.back99Ms)),
     line('herd: Nodes not back at the end / agents reachable', (r) => `${r.herd.left} / ${r.herd.agentsReachable}`),
     line('load average (1 min) at the end of this N', (r) => r.load.toFixed(1)),
   ];
