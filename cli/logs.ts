@@ -5,7 +5,8 @@
  * new lines until Ctrl-C (exit 0) or until the control plane closes the stream.
  */
 import type { IncomingMessage } from 'node:http';
-import { HttpTransport, errorFromResponse, readBody } from '../api/client/http-transport.ts';
+import { errorFromResponse, readBody } from '../api/client/answers.ts';
+import { HttpTransport } from '../api/client/http-transport.ts';
 import { logsPath, type ServiceLogList } from '../api/wire/log-wire.ts';
 import type { Command, CommandContext } from './command.ts';
 import { loadConfig } from './config.ts';

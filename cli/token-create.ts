@@ -5,7 +5,8 @@
  * The pin is api/meta/ca-pin.ts (node:crypto only, no X.509 library at start-up).
  */
 import { isIP } from 'node:net';
-import { HttpTransport, errorFromResponse, readBody } from '../api/client/http-transport.ts';
+import { errorFromResponse, readBody } from '../api/client/answers.ts';
+import { HttpTransport } from '../api/client/http-transport.ts';
 import type { ClientConfig } from '../api/client/types.ts';
 import { caPin } from '../api/meta/ca-pin.ts';
 import { API_VERSION, GROUP, VERSION, type KubeObject } from '../api/meta/types.ts';

@@ -3,7 +3,8 @@
  * held by the control plane; the agent's plain-HTTP listener fetches it with the node credential from
  * `certificates/{name}/acme-challenge/{token}` (text/plain). 404 means no such pending challenge.
  */
-import { HttpTransport, errorFromResponse, readBody } from '../../api/client/http-transport.ts';
+import { errorFromResponse, readBody } from '../../api/client/answers.ts';
+import { HttpTransport } from '../../api/client/http-transport.ts';
 import type { ClientConfig } from '../../api/client/types.ts';
 import { acmeChallengePath } from '../../api/wire/certificate-material.ts';
 import type { ChallengeFetcher } from './proxy-server.ts';

@@ -4,7 +4,8 @@
  */
 import { ApiError } from '../meta/api-error.ts';
 import { GROUP, VERSION, type KubeObject, type WatchEvent } from '../meta/types.ts';
-import { HttpTransport, errorFromResponse, type TransportRequest } from './http-transport.ts';
+import { errorFromResponse } from './answers.ts';
+import { HttpTransport, type TransportRequest } from './http-transport.ts';
 import { decodeNdjson } from './ndjson.ts';
 import type {
   Client,

@@ -10,7 +10,8 @@ import { IncomingMessage, ServerResponse, type OutgoingHttpHeader, type Outgoing
 import { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { clientOver, type HttpClient, type StreamAnswer, type Transport } from '../client/http-client.ts';
-import { jsonAnswer, type PlainAnswer, type TransportRequest } from '../client/http-transport.ts';
+import { jsonAnswer, type PlainAnswer } from '../client/answers.ts';
+import type { TransportRequest } from '../client/http-transport.ts';
 import type { ClientConfig } from '../client/types.ts';
 import { ApiError } from '../meta/api-error.ts';
 import type { App } from './app.ts';

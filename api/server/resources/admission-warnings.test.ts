@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { warningTexts } from '../../client/http-transport.ts';
+import { warningTexts } from '../../client/answers.ts';
 import { warningHeader } from './admission-warnings.ts';
 
 test('a warning text survives the Warning header: quotes and backslashes escaped, several per header', () => {
