@@ -20,7 +20,15 @@ import { memoryOf } from './lib/proc.ts';
 import { contentOf, RoundTracker, rvOf, versionOf } from './lib/round-tracker.ts';
 import { simNodeName } from './lib/scale-fixture.ts';
 import { startScaleMesh, type ScaleMesh } from './lib/scale-mesh.ts';
-import { cpuPercent, soloModule, timeMeshctl, waitAllBack, waitSoloApplied } from './lib/scale-probes.ts';
+import {
+  cpuPercent,
+  ratesBetween,
+  requestCounts,
+  soloModule,
+  timeMeshctl,
+  waitAllBack,
+  waitSoloApplied,
+} from './lib/scale-probes.ts';
 import { renderScale, type ScaleRow } from './lib/scale-render.ts';
 import { summarize } from './lib/stats.ts';
 
@@ -54,6 +62,10 @@ function fanoutModule(round: number, resourceVersion?: string): Module {
     },
   };
 }
+
+/** The sum of the rates whose key `pick` chooses. */
+const sumRates = (rates: Map<string, number>, pick: (key: string) => boolean): number =>
+  [...rates].reduce((a, [k, v]) => (pick(k) ? a + v : a), 0);
 
 /** Waits until every agent is started and reaches the control plane; resolves with the ms it took. */
 async function agentsUp(mesh: ScaleMesh, timeoutMs: number): Promise<number> {
@@ -137,7 +149,10 @@ async function measureN(n: number): Promise<ScaleRow> {
     await ready;
     const setupMs = performance.now() - setup0;
     await sleep(HEARTBEAT_MS);
+    const counted = await requestCounts(client);
+    const t0 = performance.now();
     const heartbeatCpu = await cpuPercent(mesh.cp.pid, 2 * HEARTBEAT_MS);
+    const rates = ratesBetween(counted, await requestCounts(client), (performance.now() - t0) / 1000);
     const steadyRss = memoryOf(mesh.cp.pid).rssMiB;
     const fan = await fanout(client, tracker, stored, n);
     const soloMs = await solo(client, soloStored).catch((e: unknown) => {
@@ -175,7 +190,8 @@ async function measureN(n: number): Promise<ScaleRow> {
       upMs,
       idleCpu,
       heartbeatCpu,
-      heartbeatsPerSec: n / (HEARTBEAT_MS / 1000),
+      heartbeatsPerSec: sumRates(rates, (k) => k.startsWith('node ') && k.endsWith(' nodes/status')),
+      agentRequestsPerSec: sumRates(rates, (k) => k.startsWith('node ')),
       rss: { idle: idleRss, steady: steadyRss, peakBeforeKill, peakAfterRestart: memoryOf(mesh.cp.pid).hwmMiB },
       fanout: fan,
       solo: summarize(soloMs),

@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import type { HttpClient } from '../../api/client/http-client.ts';
 import type { Client } from '../../api/client/types.ts';
 import { findCondition } from '../../api/meta/conditions.ts';
 import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
@@ -114,4 +115,26 @@ export async function waitAllBack(client: Client, sinceMs: number, t0: number, t
     await sleep(2000);
   }
   return { ms: NaN, ms99, left: last?.count ?? Infinity, sample: last?.sample ?? [] };
+}
+
+/** Requests the control plane counted (`meshctl_apiserver_requests_total`), by `client verb resource`. */
+export async function requestCounts(client: HttpClient): Promise<Map<string, number>> {
+  const res = await client.transport.send({ method: 'GET', path: '/metrics', stream: true });
+  let text = '';
+  for await (const chunk of res) text += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+  if (res.statusCode !== 200) throw new Error(`GET /metrics answered ${res.statusCode}: ${text.slice(0, 200)}`);
+  const out = new Map<string, number>();
+  const re = /^meshctl_apiserver_requests_total\{client="([^"]*)",verb="([^"]*)",resource="([^"]*)"\} (\d+)$/gm;
+  for (const m of text.matchAll(re)) out.set(`${m[1]} ${m[2]} ${m[3]}`, Number(m[4]));
+  return out;
+}
+
+/** Per second over `seconds`: how many requests of each kind were counted between two `requestCounts`. */
+export function ratesBetween(before: Map<string, number>, after: Map<string, number>, seconds: number) {
+  const rates = new Map<string, number>();
+  for (const [k, v] of after) {
+    const d = v - (before.get(k) ?? 0);
+    if (d > 0) rates.set(k, d / seconds);
+  }
+  return rates;
 }

@@ -12,7 +12,10 @@ export interface ScaleRow {
   upMs: number;
   idleCpu: number;
   heartbeatCpu: number;
+  /** Agents' status writes to their Node counted by the control plane during the heartbeat window, per second. */
   heartbeatsPerSec: number;
+  /** Every request of the agents counted during the heartbeat window, per second. */
+  agentRequestsPerSec: number;
   rss: { idle: number; steady: number; peakBeforeKill: number; peakAfterRestart: number };
   fanout: { applied: LatencySummary; allMs: number[]; failed?: string };
   solo: LatencySummary;
@@ -51,7 +54,10 @@ function table(rows: ScaleRow[]): string[] {
       pct(r.idleCpu),
     ),
     line('control-plane CPU with N agents heartbeating, % of a core', (r) => `**${pct(r.heartbeatCpu)}**`),
-    line('heartbeats per second', (r) => r.heartbeatsPerSec.toFixed(0)),
+    line(
+      'heartbeats per second / all agent requests per second, counted by the control plane in that window',
+      (r) => `${r.heartbeatsPerSec.toFixed(0)} / ${r.agentRequestsPerSec.toFixed(0)}`,
+    ),
     line('control-plane CPU per heartbeat (incl. its watch, status and log traffic)', cpuPerBeat),
     line(
       'control-plane RSS after 10 s / with N agents heartbeating (MiB)',
