@@ -4,8 +4,9 @@
  * ServiceUnavailable when the control plane cannot be reached). A `429 TooManyRequests` is sent again after its
  * `Retry-After` (on the config's clock, lengthened by `retryJitter`), a bounded number of times, as client-go does, so that callers ride
  * through a storm: the server refused it before doing anything, so a retried write is not applied twice.
- * Plain requests go through the small HTTP/1.1 client of http1.ts over `node:tls`; only streams (watches, logs)
- * load `node:https`, when first opened, so that a one-shot `meshctl get` never pays for it.
+ * Plain requests go through the small HTTP/1.1 client of http1.ts over `node:tls` (or, on the control plane's machine,
+ * its local Unix socket without TLS: local-socket.ts); only streams (watches, logs) load `node:https`, when first
+ * opened, so that a one-shot `meshctl get` never pays for it.
  */
 import type * as http from 'node:http';
 import { createRequire } from 'node:module';
@@ -73,6 +74,7 @@ export class HttpTransport {
       timeoutMs: opts.config.timeoutMs ?? 30_000,
       ...(opts.config.connectTimeoutMs ? { connectTimeoutMs: opts.config.connectTimeoutMs } : {}),
       ...(opts.config.maxConnections ? { maxSockets: opts.config.maxConnections } : {}),
+      ...(opts.config.socketPath ? { socketPath: opts.config.socketPath } : {}),
     });
   }
 

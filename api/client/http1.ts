@@ -11,6 +11,7 @@
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import { parseAnswer, type Http1Answer } from './http1-parse.ts';
+import { connectUnix } from './local-socket.ts';
 
 export type { Http1Answer } from './http1-parse.ts';
 
@@ -36,6 +37,8 @@ export interface Http1Options {
   connectTimeoutMs?: number;
   /** Connections at most, open or being opened. Default: no bound. */
   maxSockets?: number;
+  /** A local Unix socket serving the same API without TLS, tried first (local-socket.ts). */
+  socketPath?: string;
 }
 
 /** One request: the head is written as given (names lower-case), then the body. */
@@ -62,9 +65,12 @@ export class Http1Client {
   #opening = 0;
   /** Requests waiting for a connection (maxSockets reached). */
   #waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
+  /** The local Unix socket, until connecting to it failed once; from then on connections go to hostname:port. */
+  #socketPath?: string;
 
   constructor(opts: Http1Options) {
     this.#opts = opts;
+    this.#socketPath = opts.socketPath;
   }
 
   /**
@@ -119,13 +125,15 @@ export class Http1Client {
 
   async #connect(): Promise<Socket> {
     const o = this.#opts;
+    const local = await this.#connectLocal();
     const socket =
-      o.protocol === 'https:'
+      local ??
+      (o.protocol === 'https:'
         ? await connectTls(o, this.#session, (s) => (this.#session = s)).catch((e: unknown) => {
             this.#session = undefined; // as node:https's agent does: a failed connection forgets the session
             throw e;
           })
-        : net().connect({ host: o.hostname, port: o.port });
+        : net().connect({ host: o.hostname, port: o.port }));
     this.#all.add(socket);
     socket.setNoDelay(true); // as node:http's requests do: a request is written whole, never held back (Nagle)
     // Errors while a request is out reach its listener; one while idle only closes the connection.
@@ -137,6 +145,17 @@ export class Http1Client {
       this.#wakeOne();
     });
     return socket;
+  }
+
+  /** A connection to the local socket, or undefined (none configured, or it failed: never tried again). */
+  async #connectLocal(): Promise<Socket | undefined> {
+    if (!this.#socketPath) return undefined;
+    try {
+      return await connectUnix(this.#socketPath, this.#opts.connectTimeoutMs ?? this.#opts.timeoutMs);
+    } catch {
+      this.#socketPath = undefined; // gone, refused or not ours: the server URL gives the same answers
+      return undefined;
+    }
   }
 
   /** Writes the request and reads the answer; keeps the socket for the next request when the answer allows. */
