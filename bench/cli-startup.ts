@@ -1,8 +1,8 @@
 /**
  * Benchmark 3: CLI start-up. Wall time of `node dist/meshctl.js --config <meshconfig> get nodes` against a
  * running control plane holding 10 Nodes, versus `kubectl version --client`, run alternately N times each; and
- * (issue 14) `meshctl get nodes <one>` — over the control plane's local Unix socket (meshctl on its machine) and over
- * HTTPS (the socket extension absent: meshctl elsewhere) — beside `kubectl get nodes <one>` against the same server
+ * (issue 14) `meshctl get nodes <one>` — over the control plane's local Unix socket (meshctl on its machine; also
+ * without the launcher's code cache) and over HTTPS (the socket extension absent: meshctl elsewhere) — beside `kubectl get nodes <one>` against the same server
  * and bare `node -e 0`, with `meshctl --help` (start-up and bundle load, no network), Node loading `node:tls`, and the
  * least any Node program can do for the same answer (one hand-written GET over `node:tls`, and over the socket with
  * `node:net`) to show where the time goes. When NODE_EXTRA_CA_CERTS is set, `node -e 0` and the socket row are also

@@ -3,7 +3,7 @@
  * local socket and over HTTPS), kubectl, bare Node, and the least Node clients that get the same answer.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { writeMeshconfig } from '../../api/client/meshconfig.ts';
 import type { ControlPlaneProcess } from '../../test/harness.ts';
 import type { RowId } from './cli-startup-render.ts';
@@ -89,6 +89,20 @@ export function contenders(cp: ControlPlaneProcess, names: string[], meshctl: st
       id: 'oneSocket',
       label: "`meshctl get nodes <one>` over the local socket (on the control plane's machine)",
       argv: one(cp.meshconfigPath),
+      check: hasOne,
+    },
+    {
+      id: 'oneSocketNoCache',
+      label: '`meshctl get nodes <one>` over the local socket, the bundle run without the launcher and its code cache',
+      argv: [
+        process.execPath,
+        join(dirname(meshctl), 'meshctl-cli.js'),
+        '--config',
+        cp.meshconfigPath,
+        'get',
+        'nodes',
+        names[0],
+      ],
       check: hasOne,
     },
     {
