@@ -4,10 +4,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { loadMeshconfig, renderMeshconfig } from '../../api/client/meshconfig.ts';
 import type { ClientConfig } from '../../api/client/types.ts';
 import { controlPlanePaths } from '../../api/server/pki/first-start.ts';
@@ -26,6 +26,14 @@ function getOverSocket(socketPath: string, path: string, token?: string): Promis
     r.once('error', reject);
     r.end();
   });
+}
+
+const AS_ROOT = process.getuid?.() === 0;
+
+/** Runs `argv` as `nobody` (privileges dropped with setpriv, as test/e2e/init-nonroot.test.ts does). */
+function asNobody(argv: string[]): { status: number | null; stdout: string; stderr: string } {
+  const drop = ['--reuid=nobody', '--regid=nogroup', '--clear-groups'];
+  return spawnSync('setpriv', [...drop, ...argv], { encoding: 'utf8', cwd: '/', timeout: 60_000 });
 }
 
 /** Prints which TLS modules the process loaded, when it exits (preloaded into meshctl with `--require`). */
@@ -103,6 +111,27 @@ describe('local API socket', () => {
     assert.equal(r2.code, 0, r2.stderr);
     assert.match(r2.stdout, /^NAME/);
   });
+
+  it(
+    'another user cannot connect (EACCES), and its meshctl gets the answer over HTTPS',
+    { skip: !AS_ROOT && 'needs root to drop to nobody' },
+    async () => {
+      // What nobody needs to run meshctl: the build and a meshconfig it can read (the data dir stays root's).
+      chmodSync(dirname(dirname(cli.bin)), 0o755);
+      chmodSync(dir, 0o755);
+      const config = meshconfig('for-nobody.meshconfig', {});
+      chmodSync(config, 0o644);
+      const probe = asNobody([
+        'node',
+        '-e',
+        `require('net').connect(${JSON.stringify(socket)}).on('error', (e) => console.log(e.code))`,
+      ]);
+      assert.equal(probe.stdout.trim(), 'EACCES', probe.stderr);
+      const r = asNobody(['node', cli.bin, '--config', config, 'get', 'meshes']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /^NAME/);
+    },
+  );
 
   it('kubectl reads the admin meshconfig that names the socket', { skip: !hasKubectl && 'no kubectl' }, () => {
     const r = spawnSync(
