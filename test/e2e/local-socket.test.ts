@@ -12,7 +12,7 @@ import { loadMeshconfig, renderMeshconfig } from '../../api/client/meshconfig.ts
 import type { ClientConfig } from '../../api/client/types.ts';
 import { controlPlanePaths } from '../../api/server/pki/first-start.ts';
 import { spawnControlPlane, type ControlPlaneProcess } from '../harness.ts';
-import { buildCli, type BuiltCli } from './cli-harness.ts';
+import { buildCli, eventually, type BuiltCli } from './cli-harness.ts';
 import { hasKubectl } from './kubectl-helpers.ts';
 
 /** GET `path` over the Unix socket with an optional bearer token; resolves with the status code. */
@@ -92,6 +92,20 @@ describe('local API socket', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^NAME/);
     assert.match(r.stderr, /tls-modules=\[\]/);
+    // A watch (a stream, over node:http) goes there too.
+    const watch = cli.start(['get', 'meshes', '-w'], { config, env: { NODE_OPTIONS: `--require ${probe}` } });
+    await eventually(() => /\nmesh\s/.test(watch.stdout()), 'the watch printed the mesh', 30_000);
+    watch.kill('SIGTERM');
+    const w = await watch.exited;
+    assert.match(w.stderr, /tls-modules=\[\]/);
+  });
+
+  it('a watch falls back to HTTPS when the socket is missing', async () => {
+    const config = meshconfig('missing-watch.meshconfig', { socketPath: join(dir, 'no-such.sock') });
+    const watch = cli.start(['get', 'meshes', '-w'], { config });
+    await eventually(() => /\nmesh\s/.test(watch.stdout()), 'the watch printed the mesh', 30_000);
+    watch.kill('SIGTERM');
+    await watch.exited;
   });
 
   it('meshctl falls back to HTTPS when the socket is missing or nobody accepts on it', async () => {
