@@ -131,7 +131,7 @@ function oneNode(row: Record<RowId, Row>, f: RenderInput): string[] {
     `Where meshctl's time goes (p50 wall; CPU p50 in brackets): Node's own start-up ${ms(w(node))} ms (${ms(c(node))}), ` +
       `loading the bundle and parsing flags ${plus(w(help), w(node))} ms (${plus(c(help), c(node))}), the request and ` +
       `printing over the socket ${plus(w(sock), w(help))} ms (${plus(c(sock), c(help))}), over HTTPS ` +
-      `${plus(w(https), w(help))} ms (${plus(c(https), c(help))}); the code cache saves ` +
+      `${plus(w(https), w(help))} ms (${plus(c(https), c(help))}); without the code cache, over the socket ` +
       `${plus(w(row.oneSocketNoCache), w(sock))} ms (${plus(c(row.oneSocketNoCache), c(sock))}); of the least TLS client's ${plus(w(floorTls), w(node))} ms ` +
       `(${plus(c(floorTls), c(node))}) over \`node -e 0\`, loading \`node:tls\` alone is ${plus(w(nodeTls), w(node))} ms ` +
       `(${plus(c(nodeTls), c(node))}); the least socket client's is ${plus(w(floorSocket), w(node))} ms (${plus(c(floorSocket), c(node))}).`,
