@@ -25,7 +25,9 @@ const MANIFEST_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
 /** Runs apply, then again after every debounced change, until stopped. */
 export async function watchApply(ctx: CommandContext, opts: ApplyRunOptions): Promise<number> {
   const debounceMs = debounceFlag(ctx);
-  const { watch } = await import('chokidar');
+  // chokidar is ES-only: imported through esm-import.ts, which the shipped build keeps out of the cached bundle.
+  const { importEsm } = await import('./esm-import.ts');
+  const { watch } = await importEsm<typeof import('chokidar')>('chokidar');
   const runner = new ApplyRunner(ctx, opts, debounceMs);
   const watcher = watch(opts.files, {
     ignoreInitial: true,

@@ -14,6 +14,7 @@ import { agentBootstrapPath, renderAgentBootstrap } from '../api/wire/agent-boot
 import { writeFileAtomic } from '../api/meta/atomic-file.ts';
 import { caPin } from '../api/meta/ca-pin.ts';
 import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/pki/first-start.ts';
+import { socketPathUsable } from '../api/server/listen-unix.ts';
 import { certInfo } from '../api/server/pki/pki.ts';
 import { serverUrl } from '../api/server/pki/serving-names.ts';
 import type { KubeObject } from '../api/meta/types.ts';
@@ -95,7 +96,9 @@ async function run(ctx: CommandContext): Promise<number> {
     refuseUsedAgentStateDir(plan.agentStateDir);
     const files = await ensureControlPlaneFiles({ dataDir: plan.dataDir, listenHost: plan.host, extraSans: plan.sans });
     const url = serverUrl(plan.host, plan.port, false);
-    writeAdminMeshconfig(files, url);
+    // The local socket the control plane will serve (api/server/listen-unix.ts), for meshctl on this machine.
+    const socket = controlPlanePaths(plan.dataDir).socket;
+    writeAdminMeshconfig(files, url, undefined, socketPathUsable(socket) ? socket : undefined);
     const seeded = await seedStore(store, plan);
     const bootstrap = agentBootstrapPath(plan.agentStateDir);
     mkdirSync(plan.agentStateDir, { recursive: true, mode: 0o700 });

@@ -8,8 +8,9 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createApp } from '../api/server/app.ts';
 import { meshAccess } from '../api/server/access/mesh-access.ts';
-import { ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/pki/first-start.ts';
+import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/pki/first-start.ts';
 import { listen } from '../api/server/listen.ts';
+import { listenLocalSocket } from '../api/server/listen-unix.ts';
 import { isLoopback, serverUrl } from '../api/server/pki/serving-names.ts';
 import { openStore, storeLogTo } from '../api/store/index.ts';
 import { createInProcessClient } from '../api/server/in-process-transport.ts';
@@ -212,7 +213,10 @@ async function run(flags: Flags): Promise<void> {
   if (tls) renewal.start();
   shutdown.onStop(() => renewal.stop());
   const url = serverUrl(flags.host, server.port, flags.insecureHttp);
-  writeAdminMeshconfig(files, url, logger);
+  // The API also on a local Unix socket, for meshctl on this machine (no TLS: api/server/listen-unix.ts).
+  const local = await listenLocalSocket({ app, path: controlPlanePaths(flags.dataDir).socket, logger });
+  if (local) shutdown.onStop(() => local.close());
+  writeAdminMeshconfig(files, url, logger, local?.path);
   // The controllers talk to this API like any other client (Kubernetes-style), with the admin credential, through
   // the same handler — in process, without TLS or HTTP (api/server/in-process-transport.ts).
   const client = createInProcessClient({ app, config: loadMeshconfig(files.meshconfigPath) });
@@ -230,7 +234,13 @@ async function run(flags: Flags): Promise<void> {
   void manager.start();
   const scheduler = startBackupScheduler({ service: backups, store, logger });
   shutdown.onStop(() => scheduler.stop());
-  logger.info('Serving', { url, port: server.port, meshconfig: files.meshconfigPath, dataDir: flags.dataDir });
+  logger.info('Serving', {
+    url,
+    port: server.port,
+    socket: local?.path,
+    meshconfig: files.meshconfigPath,
+    dataDir: flags.dataDir,
+  });
   shutdown.started();
 }
 

@@ -5,15 +5,22 @@
 import { build } from 'esbuild';
 import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { writeCodeCache } from './code-cache.mjs';
 import { buildWebPage } from './web-build.mjs';
 
 const entries = {
-  meshctl: 'cli/main.ts',
+  // A launcher that runs dist/meshctl-cli.js (cli/main.ts) from V8's code cache: cli/launcher.ts, code-cache.mjs.
+  meshctl: 'cli/launcher.ts',
   'mesh-control-plane': 'controllers/main.ts',
   'mesh-agent': 'agent/main.ts',
 };
 /** Commands of meshctl that are built apart and required only when run (`meshctl init` brings the store and PKI). */
-const cliSplits = { './init.ts': 'meshctl-init', './backup-offline.ts': 'meshctl-backup-offline' };
+const cliSplits = {
+  './init.ts': 'meshctl-init',
+  './backup-offline.ts': 'meshctl-backup-offline',
+  // Its `import()` must run under Node's own loader, not in the cached bundle's vm.Script (cli/esm-import.ts).
+  './esm-import.ts': 'meshctl-esm-import',
+};
 
 /**
  * Start-up flags per binary: the agent caps V8's young generation, which otherwise grows to 2 × 16 MiB, and asks
@@ -49,12 +56,17 @@ const splitPlugin = {
 
 const built = Object.entries(entries).filter(([, src]) => existsSync(src));
 for (const [name, src] of built) {
+  await build({ ...common, entryPoints: { [name]: src }, outdir: 'dist', banner: banner(name) });
+}
+// meshctl itself, run by the launcher: its `import()`s become `require()` (none may remain: cli/launcher.ts).
+if (existsSync('cli/main.ts')) {
   await build({
     ...common,
-    entryPoints: { [name]: src },
+    entryPoints: { 'meshctl-cli': 'cli/main.ts' },
     outdir: 'dist',
-    banner: banner(name),
-    plugins: name === 'meshctl' ? [splitPlugin] : [],
+    banner: { js: banner('meshctl-cli').js.replace(/^#!.*\n/, '') },
+    supported: { 'dynamic-import': false },
+    plugins: [splitPlugin],
   });
 }
 for (const [src, name] of Object.entries(cliSplits)) {
@@ -67,6 +79,7 @@ for (const name of (existsSync('web') ? readdirSync('web') : []).filter((d) => e
   await buildWebPage(name, resolve('dist/web'));
 }
 writeFileSync('dist/package.json', JSON.stringify({ type: 'commonjs' }) + '\n');
+if (existsSync('dist/meshctl-cli.js')) await writeCodeCache('dist');
 
 // dist/bin/<name> → ../<name>.js, so `export PATH=$PWD/dist/bin:$PATH` gives the commands their real names.
 mkdirSync('dist/bin', { recursive: true });

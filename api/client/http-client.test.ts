@@ -210,3 +210,18 @@ test('a server that never answers times out as unreachable', async () => {
     await new Promise((r) => silent.close(r));
   }
 });
+
+test('a watch opened first with a local socket that is gone goes to the server URL, and so do later requests', async () => {
+  const viaGone = createClient({ ...server.config, socketPath: '/nonexistent-meshctl-dir/api.sock' });
+  try {
+    await client.create('nodes', node('gone-socket'));
+    const w = await viaGone.watch('nodes', { fieldSelector: 'metadata.name=gone-socket' });
+    const [ev] = await take(w, 1);
+    assert.equal(ev.type, 'ADDED');
+    w.close();
+    assert.equal((await viaGone.get('nodes', 'gone-socket')).metadata.name, 'gone-socket');
+  } finally {
+    viaGone.close();
+    await client.delete('nodes', 'gone-socket');
+  }
+});

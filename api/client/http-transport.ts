@@ -4,8 +4,10 @@
  * ServiceUnavailable when the control plane cannot be reached). A `429 TooManyRequests` is sent again after its
  * `Retry-After` (on the config's clock, lengthened by `retryJitter`), a bounded number of times, as client-go does, so that callers ride
  * through a storm: the server refused it before doing anything, so a retried write is not applied twice.
- * Plain requests go through the small HTTP/1.1 client of http1.ts over `node:tls`; only streams (watches, logs)
- * load `node:https`, when first opened, so that a one-shot `meshctl get` never pays for it.
+ * Plain requests go through the small HTTP/1.1 client of http1.ts over `node:tls` (or, on the control plane's machine,
+ * its local Unix socket without TLS: connect.ts); only streams (watches, logs) load `node:https`, when first
+ * opened, so that a one-shot `meshctl get` never pays for it. Streams use the local socket too (over `node:http`)
+ * while the plain requests have not found it unusable, and go to the server URL when connecting to it fails.
  */
 import type * as http from 'node:http';
 import { createRequire } from 'node:module';
@@ -30,6 +32,9 @@ interface StreamAgent {
   agent: http.Agent;
 }
 
+/** Errors of connecting to the local socket after which a stream goes to the server URL instead. */
+const LOCAL_CONNECT_ERRORS = new Set(['ENOENT', 'ECONNREFUSED', 'EACCES', 'ENOTSOCK', 'ENOTDIR', 'EPERM']);
+
 /** Marks an error the client made up because the server could not be reached (see `isUnreachable`). */
 const UNREACHABLE = 'Unreachable';
 
@@ -46,6 +51,8 @@ export class HttpTransport {
   private readonly plain: Http1Client;
   /** node:https's (or node:http's) keep-alive agent for streams, made when the first one is opened. */
   private agent?: StreamAgent;
+  /** node:http's keep-alive agent for streams over the local socket (no TLS), made when the first one is opened. */
+  private localAgent?: StreamAgent;
   private readonly cfg: ClientConfig;
 
   constructor(opts: { config: ClientConfig }) {
@@ -73,6 +80,7 @@ export class HttpTransport {
       timeoutMs: opts.config.timeoutMs ?? 30_000,
       ...(opts.config.connectTimeoutMs ? { connectTimeoutMs: opts.config.connectTimeoutMs } : {}),
       ...(opts.config.maxConnections ? { maxSockets: opts.config.maxConnections } : {}),
+      ...(opts.config.socketPath ? { socketPath: opts.config.socketPath } : {}),
     });
   }
 
@@ -118,6 +126,13 @@ export class HttpTransport {
     return (this.agent = { request, agent: new Agent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS, ...ca }) });
   }
 
+  /** node:http's keep-alive agent for streams over the local socket, loaded on first use (never node:https). */
+  #localStreamAgent(): StreamAgent {
+    if (this.localAgent) return this.localAgent;
+    const { Agent, request } = createRequire(import.meta.url)('node:http') as typeof import('node:http');
+    return (this.localAgent = { request, agent: new Agent({ keepAlive: true }) });
+  }
+
   /**
    * Sends a request and resolves with the response once its headers arrived (any status code): for streams
    * (watches, logs), over node:https. A kept-alive socket that the server closed while idle fails with ECONNRESET
@@ -125,13 +140,14 @@ export class HttpTransport {
    */
   send(req: TransportRequest, retryReused = true): Promise<http.IncomingMessage> {
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
-    const { request, agent } = this.#streamAgent();
+    const socketPath = this.plain.socketPath;
+    const { request, agent } = socketPath ? this.#localStreamAgent() : this.#streamAgent();
     return new Promise((resolve, reject) => {
       const r = request(
         {
-          protocol: this.url.protocol,
-          hostname: this.hostname,
-          port: this.url.port || undefined,
+          ...(socketPath
+            ? { socketPath }
+            : { protocol: this.url.protocol, hostname: this.hostname, port: this.url.port || undefined }),
           path: this.url.pathname.replace(/\/$/, '') + req.path,
           method: req.method,
           headers: this.#headers(req, body),
@@ -141,7 +157,11 @@ export class HttpTransport {
       );
       r.on('error', (e: NodeJS.ErrnoException) => {
         if (retryReused && r.reusedSocket && e.code === 'ECONNRESET') resolve(this.send(req, false));
-        else reject(this.unreachable(e));
+        else if (socketPath && !r.reusedSocket && LOCAL_CONNECT_ERRORS.has(e.code ?? '')) {
+          // The socket is gone, refused or not ours: the server URL gives the same answers.
+          this.plain.forgetSocket();
+          resolve(this.send(req, retryReused));
+        } else reject(this.unreachable(e));
       });
       if (!req.stream) {
         const ms = this.cfg.timeoutMs ?? 30_000;
@@ -157,6 +177,7 @@ export class HttpTransport {
   close(): void {
     this.plain.close();
     this.agent?.agent.destroy();
+    this.localAgent?.agent.destroy();
   }
 
   /** Turns a socket/TLS error into ServiceUnavailable naming the server. */

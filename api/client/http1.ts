@@ -11,6 +11,7 @@
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import { parseAnswer, type Http1Answer } from './http1-parse.ts';
+import { connectTls, connectUnix } from './connect.ts';
 
 export type { Http1Answer } from './http1-parse.ts';
 
@@ -36,6 +37,8 @@ export interface Http1Options {
   connectTimeoutMs?: number;
   /** Connections at most, open or being opened. Default: no bound. */
   maxSockets?: number;
+  /** A local Unix socket serving the same API without TLS, tried first (connect.ts). */
+  socketPath?: string;
 }
 
 /** One request: the head is written as given (names lower-case), then the body. */
@@ -48,7 +51,6 @@ export interface Http1Request {
 
 /** Loads a built-in module when first needed (a static import would load it at start-up, also for `--help`). */
 const load = createRequire(import.meta.url);
-const tls = (): typeof import('node:tls') => load('node:tls') as typeof import('node:tls');
 const net = (): typeof import('node:net') => load('node:net') as typeof import('node:net');
 
 /** Sends requests to one server over kept-alive connections; `close()` ends them all. */
@@ -62,9 +64,12 @@ export class Http1Client {
   #opening = 0;
   /** Requests waiting for a connection (maxSockets reached). */
   #waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
+  /** The local Unix socket, until connecting to it failed once; from then on connections go to hostname:port. */
+  #socketPath?: string;
 
   constructor(opts: Http1Options) {
     this.#opts = opts;
+    this.#socketPath = opts.socketPath;
   }
 
   /**
@@ -80,6 +85,16 @@ export class Http1Client {
       if (reused && retryReused && (code === 'ECONNRESET' || code === 'EPIPE')) return this.request(req, false);
       throw e;
     }
+  }
+
+  /** The local socket while it is still believed usable (no connection to it has failed yet), else undefined. */
+  get socketPath(): string | undefined {
+    return this.#socketPath;
+  }
+
+  /** Stops using the local socket (a stream found it gone or refused): hostname:port from now on. */
+  forgetSocket(): void {
+    this.#socketPath = undefined;
   }
 
   /** Closes every connection, idle or busy (a busy request fails, so does one waiting for a connection). */
@@ -119,13 +134,15 @@ export class Http1Client {
 
   async #connect(): Promise<Socket> {
     const o = this.#opts;
+    const local = await this.#connectLocal();
     const socket =
-      o.protocol === 'https:'
+      local ??
+      (o.protocol === 'https:'
         ? await connectTls(o, this.#session, (s) => (this.#session = s)).catch((e: unknown) => {
             this.#session = undefined; // as node:https's agent does: a failed connection forgets the session
             throw e;
           })
-        : net().connect({ host: o.hostname, port: o.port });
+        : net().connect({ host: o.hostname, port: o.port }));
     this.#all.add(socket);
     socket.setNoDelay(true); // as node:http's requests do: a request is written whole, never held back (Nagle)
     // Errors while a request is out reach its listener; one while idle only closes the connection.
@@ -137,6 +154,17 @@ export class Http1Client {
       this.#wakeOne();
     });
     return socket;
+  }
+
+  /** A connection to the local socket, or undefined (none configured, or it failed: never tried again). */
+  async #connectLocal(): Promise<Socket | undefined> {
+    if (!this.#socketPath) return undefined;
+    try {
+      return await connectUnix(this.#socketPath, this.#opts.connectTimeoutMs ?? this.#opts.timeoutMs);
+    } catch {
+      this.#socketPath = undefined; // gone, refused or not ours: the server URL gives the same answers
+      return undefined;
+    }
   }
 
   /** Writes the request and reads the answer; keeps the socket for the next request when the answer allows. */
@@ -191,30 +219,6 @@ export class Http1Client {
     this.#idle.push(socket);
     this.#wakeOne();
   }
-}
-
-/** Opens a TLS connection verified against the CA (or Node's roots) and resolves once the handshake is done. */
-function connectTls(o: Http1Options, session: Buffer | undefined, onSession: (s: Buffer) => void): Promise<Socket> {
-  return new Promise<Socket>((resolve, reject) => {
-    const socket = tls().connect({
-      host: o.hostname,
-      port: o.port,
-      session,
-      // As node:https does: SNI only for names, never for IP addresses.
-      ...(net().isIP(o.hostname) ? {} : { servername: o.hostname }),
-      ...(o.ca ? { ca: o.ca } : {}),
-    });
-    const ms = o.connectTimeoutMs ?? o.timeoutMs;
-    const onTimeout = (): void =>
-      void socket.destroy(Object.assign(new Error(`no answer within ${ms / 1000}s`), { code: 'ETIMEDOUT' }));
-    socket.setTimeout(ms, onTimeout);
-    socket.on('session', onSession);
-    socket.once('error', reject);
-    socket.once('secureConnect', () => {
-      socket.off('error', reject).off('timeout', onTimeout).setTimeout(0);
-      resolve(socket);
-    });
-  });
 }
 
 /** The error of a connection closed before any answer (as Node's; a reused connection's request is sent again). */

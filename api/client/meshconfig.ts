@@ -1,7 +1,9 @@
 /**
  * Reads and writes a meshconfig: a kubeconfig-format file (so kubectl can use it too)
  * holding the server URL, the CA and a bearer token. It is written as JSON (valid YAML, so kubectl
- * reads it) so that meshctl can read it without loading a YAML parser at start-up.
+ * reads it) so that meshctl can read it without loading a YAML parser at start-up. The admin meshconfig of the
+ * control-plane machine also names the control plane's local Unix socket, as a cluster extension
+ * (`meshctl.dev/local-socket`, `{path}`), which kubectl keeps and ignores.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -12,11 +14,21 @@ import type { ClientConfig } from './types.ts';
 interface KubeconfigFile {
   apiVersion?: string;
   kind?: string;
-  clusters?: { name: string; cluster: { server: string; 'certificate-authority-data'?: string } }[];
+  clusters?: { name: string; cluster: ClusterEntry }[];
   users?: { name: string; user: { token?: string } }[];
   contexts?: { name: string; context: { cluster: string; user: string } }[];
   'current-context'?: string;
 }
+
+/** A kubeconfig cluster: its URL, CA, and named extensions (kubectl ignores the ones it does not know). */
+interface ClusterEntry {
+  server: string;
+  'certificate-authority-data'?: string;
+  extensions?: { name: string; extension?: { path?: unknown } }[];
+}
+
+/** The name of the cluster extension that holds the control plane's local Unix socket (`{path}`). */
+export const LOCAL_SOCKET_EXTENSION = 'meshctl.dev/local-socket';
 
 /** Renders a meshconfig for the given connection. */
 export function renderMeshconfig(cfg: ClientConfig, user = 'admin'): string {
@@ -29,6 +41,9 @@ export function renderMeshconfig(cfg: ClientConfig, user = 'admin'): string {
         cluster: {
           server: cfg.server,
           ...(cfg.caData ? { 'certificate-authority-data': Buffer.from(cfg.caData).toString('base64') } : {}),
+          ...(cfg.socketPath
+            ? { extensions: [{ name: LOCAL_SOCKET_EXTENSION, extension: { path: cfg.socketPath } }] }
+            : {}),
         },
       },
     ],
@@ -59,9 +74,11 @@ export function parseMeshconfig(text: string, source = 'meshconfig'): ClientConf
   const user = file.users?.find((u) => u.name === (ctx?.user ?? file.users?.[0]?.name))?.user;
   if (!cluster?.server) throw new Error(`${source}: no cluster server URL`);
   const ca = cluster['certificate-authority-data'];
+  const socketPath = cluster.extensions?.find((e) => e?.name === LOCAL_SOCKET_EXTENSION)?.extension?.path;
   return {
     server: cluster.server,
     ...(ca ? { caData: Buffer.from(ca, 'base64').toString('utf8') } : {}),
+    ...(typeof socketPath === 'string' && socketPath ? { socketPath } : {}),
     ...(user?.token ? { token: user.token } : {}),
   };
 }

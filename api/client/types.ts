@@ -16,6 +16,12 @@ export interface ClientConfig {
   caData?: string;
   /** Bearer token. */
   token?: string;
+  /**
+   * A Unix domain socket the control plane also serves its API on (its own machine only: the admin meshconfig's
+   * `meshctl.dev/local-socket` cluster extension). Plain requests try it first, without TLS; when it cannot be
+   * connected to (gone, refused, no permission) they go to `server`, silently.
+   */
+  socketPath?: string;
   /** Per-request timeout in ms (not applied to watches). Default 30 000. */
   timeoutMs?: number;
   /** How long opening an https connection (TCP and the TLS handshake) may take, in ms. Default `timeoutMs`. */

@@ -82,19 +82,7 @@ export async function listen(opts: ListenOptions): Promise<Listening> {
     ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key, ...TLS_SETTINGS }, handler)
     : undefined;
   const server: Server = https ?? createHttpServer(handler);
-  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-  const maxConnections = opts.maxConnections ?? connectionLimit(openFileLimit());
-  if (maxConnections !== undefined) {
-    server.maxConnections = maxConnections;
-    server.on('drop', logRefusedConnections(opts.logger, maxConnections));
-  }
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    if (socket.writable && !socket.destroyed && err.code !== 'ECONNRESET') {
-      const code = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
-      socket.end(`HTTP/1.1 ${code}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
-    }
-    socket.destroy();
-  });
+  prepareServer(server, opts);
   server.on('tlsClientError', () => {
     /* a failed handshake only concerns that client */
   });
@@ -115,7 +103,28 @@ export async function listen(opts: ListenOptions): Promise<Listening> {
   };
 }
 
-function closeServer(server: Server, app: Pick<App, 'close'>): Promise<void> {
+/**
+ * What every listener of the API does (TCP here, the local Unix socket in listen-unix.ts): keeps idle connections
+ * KEEP_ALIVE_TIMEOUT_MS, bounds open connections (refusals logged), answers malformed HTTP and drops the socket.
+ */
+export function prepareServer(server: Server, opts: Pick<ListenOptions, 'maxConnections' | 'logger'>): void {
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  const maxConnections = opts.maxConnections ?? connectionLimit(openFileLimit());
+  if (maxConnections !== undefined) {
+    server.maxConnections = maxConnections;
+    server.on('drop', logRefusedConnections(opts.logger, maxConnections));
+  }
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    if (socket.writable && !socket.destroyed && err.code !== 'ECONNRESET') {
+      const code = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+      socket.end(`HTTP/1.1 ${code}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    }
+    socket.destroy();
+  });
+}
+
+/** Ends open watches, stops accepting, closes idle connections at once and the others after 2 s. */
+export function closeServer(server: Server, app: Pick<App, 'close'>): Promise<void> {
   app.close();
   return new Promise((resolve) => {
     server.close(() => resolve());

@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createClient } from '../../api/client/http-client.ts';
 import { loadMeshconfig } from '../../api/client/meshconfig.ts';
 import { hashToken } from '../../api/server/access/auth.ts';
@@ -72,6 +72,8 @@ describe('meshctl init', () => {
     );
     const admin = loadMeshconfig(p.meshconfig);
     assert.equal(admin.server, `https://127.0.0.1:${port}`);
+    // The local socket the control plane will serve, as the meshconfig's extension (test/e2e/local-socket.test.ts).
+    assert.equal(admin.socketPath, resolve(w.dataDir, 'run', 'api.sock'));
 
     const store = await openStore({ dir: p.store });
     try {

@@ -6,7 +6,10 @@
  *                                          needs other names, when it is not signed by the CA, or when it
  *                                          expires within 30 days
  *   auth/admin-token.sha256 (0600)         the admin token, stored only as its SHA-256
- *   admin.meshconfig (0600)                server URL, CA and admin token, like k3s's kubeconfig
+ *   admin.meshconfig (0600)                server URL, CA and admin token, like k3s's kubeconfig; and the
+ *                                          local socket (below) as its `meshctl.dev/local-socket` extension
+ *   run/api.sock (0600, in run/ 0700)      the API on a local Unix socket, served while the control plane runs
+ *                                          (api/server/listen-unix.ts)
  *
  * The admin token is only known in clear from admin.meshconfig: when that file is gone (or does not match
  * the stored hash) a new token is generated and the log says so. Every write is atomic.
@@ -14,7 +17,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseMeshconfig, renderMeshconfig } from '../../client/meshconfig.ts';
 import { writeFileAtomicSync } from '../../meta/atomic-file.ts';
 import { hashToken } from '../access/auth.ts';
@@ -51,7 +54,7 @@ export interface ControlPlaneFiles {
 /** Where each file lives under a data directory. */
 export function controlPlanePaths(
   dataDir: string,
-): Record<'pki' | 'caCert' | 'caKey' | 'cert' | 'key' | 'tokenHash' | 'meshconfig' | 'store', string> {
+): Record<'pki' | 'caCert' | 'caKey' | 'cert' | 'key' | 'tokenHash' | 'meshconfig' | 'store' | 'socket', string> {
   return {
     pki: join(dataDir, 'pki'),
     caCert: join(dataDir, 'pki', 'ca.crt'),
@@ -61,6 +64,7 @@ export function controlPlanePaths(
     tokenHash: join(dataDir, 'auth', 'admin-token.sha256'),
     meshconfig: join(dataDir, 'admin.meshconfig'),
     store: join(dataDir, 'store'),
+    socket: resolve(dataDir, 'run', 'api.sock'),
   };
 }
 
@@ -82,21 +86,27 @@ export async function ensureControlPlaneFiles(opts: ControlPlaneFilesOptions): P
   };
 }
 
-/** Writes admin.meshconfig for `serverUrl` (after listening, when the port is known) unless it already says that. */
+/**
+ * Writes admin.meshconfig for `serverUrl` (after listening, when the port is known) unless it already says that.
+ * With `socketPath` (the control plane and `meshctl init`: `controlPlanePaths(dir).socket`), it also names the local
+ * socket, which clients on this machine try first.
+ */
 export function writeAdminMeshconfig(
   files: ControlPlaneFiles,
   serverUrl: string,
   logger: Logger = silentLogger,
+  socketPath?: string,
 ): boolean {
   const https = serverUrl.startsWith('https:');
   const text = renderMeshconfig({
     server: serverUrl,
     token: files.adminToken,
     ...(https ? { caData: files.ca.certPem } : {}),
+    ...(socketPath ? { socketPath } : {}),
   });
   if (readIfExists(files.meshconfigPath) === text) return false;
   writeFileAtomicSync(files.meshconfigPath, text, { mode: 0o600 });
-  logger.info('Wrote admin meshconfig', { path: files.meshconfigPath, server: serverUrl });
+  logger.info('Wrote admin meshconfig', { path: files.meshconfigPath, server: serverUrl, socket: socketPath });
   return true;
 }
 

@@ -1,0 +1,61 @@
+/**
+ * Opening the HTTP/1.1 client's connections (http1.ts): TLS to the server URL, verified against the CA; or the
+ * control plane's local Unix domain socket (the admin meshconfig's `meshctl.dev/local-socket` extension): on the
+ * control plane's own machine the API is also served there, without TLS (the kernel protects local IPC, and the
+ * socket is 0600 in a 0700 directory of the control plane's user), so a one-shot command never loads `node:tls` nor
+ * makes a handshake. The bearer token is sent and checked as over HTTPS.
+ */
+import { createRequire } from 'node:module';
+import type { Socket } from 'node:net';
+import type { Http1Options } from './http1.ts';
+
+/** Loads a built-in module when first needed (a static import would load it at start-up, also for `--help`). */
+const load = createRequire(import.meta.url);
+const tls = (): typeof import('node:tls') => load('node:tls') as typeof import('node:tls');
+const net = (): typeof import('node:net') => load('node:net') as typeof import('node:net');
+
+/**
+ * Connects to the Unix socket at `path`; resolves once connected, rejects with the errno error (ENOENT: no socket,
+ * ECONNREFUSED: a stale socket nobody serves, EACCES: not this user's) or ETIMEDOUT after `timeoutMs`.
+ */
+export function connectUnix(path: string, timeoutMs: number): Promise<Socket> {
+  return new Promise<Socket>((resolve, reject) => {
+    const socket = net().connect({ path });
+    const onTimeout = (): void =>
+      void socket.destroy(Object.assign(new Error(`no answer within ${timeoutMs / 1000}s`), { code: 'ETIMEDOUT' }));
+    socket.setTimeout(timeoutMs, onTimeout);
+    socket.once('error', reject);
+    socket.once('connect', () => {
+      socket.off('error', reject).off('timeout', onTimeout).setTimeout(0);
+      resolve(socket);
+    });
+  });
+}
+
+/** Opens a TLS connection verified against the CA (or Node's roots) and resolves once the handshake is done. */
+export function connectTls(
+  o: Http1Options,
+  session: Buffer | undefined,
+  onSession: (s: Buffer) => void,
+): Promise<Socket> {
+  return new Promise<Socket>((resolve, reject) => {
+    const socket = tls().connect({
+      host: o.hostname,
+      port: o.port,
+      session,
+      // As node:https does: SNI only for names, never for IP addresses.
+      ...(net().isIP(o.hostname) ? {} : { servername: o.hostname }),
+      ...(o.ca ? { ca: o.ca } : {}),
+    });
+    const ms = o.connectTimeoutMs ?? o.timeoutMs;
+    const onTimeout = (): void =>
+      void socket.destroy(Object.assign(new Error(`no answer within ${ms / 1000}s`), { code: 'ETIMEDOUT' }));
+    socket.setTimeout(ms, onTimeout);
+    socket.on('session', onSession);
+    socket.once('error', reject);
+    socket.once('secureConnect', () => {
+      socket.off('error', reject).off('timeout', onTimeout).setTimeout(0);
+      resolve(socket);
+    });
+  });
+}
