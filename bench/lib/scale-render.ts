@@ -4,6 +4,7 @@
  */
 import { ms, verdict, type LatencySummary } from './stats.ts';
 import { mib } from './proc.ts';
+import { memoryLines, type PhaseMemory } from './scale-memory.ts';
 
 /** Everything measured for one N. */
 export interface ScaleRow {
@@ -23,6 +24,8 @@ export interface ScaleRow {
   load: number;
   /** What did not complete (a phase that timed out), in words. */
   problems: string[];
+  /** The control plane's memory and CPU by phase (bench/lib/scale-memory.ts). */
+  memory: PhaseMemory[];
 }
 
 /** How the run was set up. */
@@ -120,5 +123,10 @@ export function renderScale(rows: ScaleRow[], set: ScaleSettings, failed: string
     ...failed.map((f) => `- **FAIL**: ${f}`),
     '',
     ...targets(rows),
+    '',
+    "The control plane's memory by phase (maxima of 1 s samples: RSS from smaps_rollup, the rest from its `/metrics`;",
+    'the CPU seconds it used during the phase), MiB:',
+    '',
+    ...rows.flatMap((r) => memoryLines(r.memory).map((l) => `- N = ${r.n}, ${l}`)),
   ].join('\n');
 }
