@@ -3,6 +3,7 @@
  * largest N measured.
  */
 import { ms, verdict, type LatencySummary } from './stats.ts';
+import { CONTROL_PLANE_NODE_FLAGS } from '../../test/control-plane-process.ts';
 import { mib } from './proc.ts';
 import { memoryLines, type PhaseMemory } from './scale-memory.ts';
 
@@ -114,7 +115,8 @@ export function renderScale(rows: ScaleRow[], set: ScaleSettings, failed: string
     `esbuild bundle (${set.built}). Load average (1/5/15 min) when each N started: ${set.loads.join('; ')}.`,
     `${set.rounds.fanout} rounds of the all-nodes change (one File's content), ${set.rounds.solo} of the one-node change (a second`,
     'Module assigned to node-00000 only); the herd is timed from the SIGKILL (Node lists polled every 2 s).',
-    'The control plane runs from source through tsx (spawnControlPlane), as in the other sections.',
+    'The control plane runs from source through tsx (spawnControlPlane), as in the other sections, with the V8 flags of',
+    `its shipped bundle's shebang (\`${CONTROL_PLANE_NODE_FLAGS.join(' ')}\`).`,
     '**This machine was shared with other work during the run: the figures are upper bounds.**',
     '',
     ...table(rows),
