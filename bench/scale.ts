@@ -5,7 +5,8 @@
  * mesh-agent does on the wire, and then: control-plane CPU idle (N nodes stored, no agent yet) and while the
  * agents only heartbeat; RSS; a change to one Module assigned to every node until every node reported it applied;
  * one node's change until applied; `meshctl get nodes` and `meshctl get nodes <one>`; and the thundering herd —
- * SIGKILL, restart, time until every Node is Reachable with a heartbeat written after the kill.
+ * SIGKILL, restart, time until every Node is Reachable with a heartbeat written after the kill. Throughout, the
+ * control plane's RSS (anon/file), V8 heap and CPU are sampled every second by phase (lib/scale-memory.ts).
  * Run alone: `node --import tsx bench/scale.ts` prints the markdown section.
  */
 import { loadavg } from 'node:os';
@@ -17,6 +18,7 @@ import { isMain } from './lib/child.ts';
 import { buildDist } from './lib/build-dist.ts';
 import { sleep } from './lib/load.ts';
 import { memoryOf } from './lib/proc.ts';
+import { memoryLines, MemoryPhases } from './lib/scale-memory.ts';
 import { contentOf, RoundTracker, rvOf, versionOf } from './lib/round-tracker.ts';
 import { simNodeName } from './lib/scale-fixture.ts';
 import { startScaleMesh, type ScaleMesh } from './lib/scale-mesh.ts';
@@ -129,6 +131,8 @@ async function measureN(n: number): Promise<ScaleRow> {
   let client = createClient(mesh.cp.config);
   const tracker = new RoundTracker(n);
   const problems: string[] = [];
+  const memory = new MemoryPhases(() => ({ pid: mesh.cp.pid, config: mesh.cp.config }));
+  memory.phase('idle (no agent)');
   try {
     const idleCpu = await cpuPercent(mesh.cp.pid, HEARTBEAT_MS);
     const idleRss = memoryOf(mesh.cp.pid).rssMiB;
@@ -144,36 +148,41 @@ async function measureN(n: number): Promise<ScaleRow> {
       metadata: { name: 'solo-on-0' },
       spec: { module: SOLO, node: simNodeName(0) },
     });
+    memory.phase('setup (agents start)');
     mesh.startAgents();
     const upMs = await agentsUp(mesh, within(180_000 + n * 40));
     await ready;
     const setupMs = performance.now() - setup0;
+    memory.phase('heartbeat');
     await sleep(HEARTBEAT_MS);
     const counted = await requestCounts(client);
     const t0 = performance.now();
     const heartbeatCpu = await cpuPercent(mesh.cp.pid, 2 * HEARTBEAT_MS);
     const rates = ratesBetween(counted, await requestCounts(client), (performance.now() - t0) / 1000);
     const steadyRss = memoryOf(mesh.cp.pid).rssMiB;
+    memory.phase('all-nodes change');
     const fan = await fanout(client, tracker, stored, n);
+    memory.phase("one node's change");
     const soloMs = await solo(client, soloStored).catch((e: unknown) => {
       problems.push(`one node's change: ${(e as Error).message}`);
       return [NaN];
     });
     const one = simNodeName(0);
     // A meshctl run that fails is reported (NaN), and the herd is still measured.
-    const timed = (args: string[], check: (o: string) => boolean): number => {
-      try {
-        return timeMeshctl(mesh.cp.meshconfigPath, args, check);
-      } catch (e) {
+    const timed = (args: string[], check: (o: string) => boolean): Promise<number> =>
+      timeMeshctl(mesh.cp.meshconfigPath, args, check).catch((e: unknown) => {
         problems.push(`meshctl ${args.join(' ')}: ${(e as Error).message}`);
         return NaN;
-      }
-    };
-    const getAll = [0, 1, 2].map(() => timed(['get', 'nodes'], (o) => o.split('\n').length > n));
-    const getOne = [0, 1, 2, 3, 4].map(() => timed(['get', 'nodes', one], (o) => o.includes(one)));
+      });
+    memory.phase('meshctl get');
+    const getAll: number[] = [];
+    for (let i = 0; i < 3; i++) getAll.push(await timed(['get', 'nodes'], (o) => o.split('\n').length > n));
+    const getOne: number[] = [];
+    for (let i = 0; i < 5; i++) getOne.push(await timed(['get', 'nodes', one], (o) => o.includes(one)));
     const peakBeforeKill = memoryOf(mesh.cp.pid).hwmMiB;
     tracker.close();
     client.close();
+    memory.phase('herd');
     const killedAt = Date.now();
     const herd0 = performance.now();
     await mesh.kill();
@@ -184,6 +193,10 @@ async function measureN(n: number): Promise<ScaleRow> {
     // The workers report every second: give the last reports time to arrive.
     for (let i = 0; i < 20 && mesh.agents().reachable < n; i++) await sleep(500);
     const agentsBack = mesh.agents();
+    memory.phase('after the herd');
+    await sleep(2000);
+    const byPhase = await memory.stop();
+    for (const line of memoryLines(byPhase)) process.stderr.write(`bench: scale N=${n} memory: ${line}\n`);
     return {
       n,
       setupMs,
@@ -205,6 +218,7 @@ async function measureN(n: number): Promise<ScaleRow> {
         agentsReachable: agentsBack.reachable,
       },
       load: loadavg()[0],
+      memory: byPhase,
       problems: [
         ...(fan.failed ? [`all-nodes change: ${fan.failed}`] : []),
         ...problems,
@@ -212,6 +226,7 @@ async function measureN(n: number): Promise<ScaleRow> {
       ],
     };
   } finally {
+    await memory.stop();
     tracker.close();
     client.close();
     await mesh.stop();

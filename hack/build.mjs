@@ -25,9 +25,16 @@ const cliSplits = {
 /**
  * Start-up flags per binary: the agent caps V8's young generation, which otherwise grows to 2 × 16 MiB, and asks
  * V8 to favour size over speed (steady-state RSS 81 → 68 MiB, a no-op reconcile ~10 % slower: bench/RESULTS.md §6).
- * hack/local-mesh.mjs starts agents with the same flags (AGENT_NODE_FLAGS there).
+ * The control plane caps V8's old space at 1 GiB (Node's documented `--max-old-space-size`): below V8's 2 GiB
+ * threshold it lets the heap grow at most ~1.6× the live objects between full collections instead of 4×, which
+ * was most of the control plane's peak RSS during a change to every node (README, "The control plane's memory").
+ * hack/local-mesh.mjs starts agents and the control plane with the same flags (AGENT_NODE_FLAGS,
+ * CONTROL_PLANE_NODE_FLAGS there), and so does the scale bench (test/control-plane-process.ts).
  */
-const nodeFlags = { 'mesh-agent': ' --max-semi-space-size=1 --optimize-for-size' };
+const nodeFlags = {
+  'mesh-agent': ' --max-semi-space-size=1 --optimize-for-size',
+  'mesh-control-plane': ' --max-old-space-size=1024',
+};
 
 const common = {
   bundle: true,

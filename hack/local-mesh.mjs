@@ -10,6 +10,8 @@ import { claimHome, releaseHome, stopRecordedServices } from './local-mesh-procs
 
 /** The V8 flags of the agent bundle's shebang (hack/build.mjs): the local mesh starts agents as shipped. */
 const AGENT_NODE_FLAGS = ['--max-semi-space-size=1', '--optimize-for-size'];
+/** The V8 flags of the control-plane bundle's shebang (hack/build.mjs). */
+const CONTROL_PLANE_NODE_FLAGS = ['--max-old-space-size=1024'];
 
 const home = resolve(process.env.MESHCTL_HOME ?? '.meshctl/local');
 const listen = process.env.MESHCTL_LISTEN ?? '127.0.0.1:6443';
@@ -26,8 +28,9 @@ function fail(message) {
 function start(name, bin, args, ready) {
   mkdirSync(join(home, 'logs'), { recursive: true });
   const log = createWriteStream(join(home, 'logs', `${name}.log`), { flags: 'a' });
-  // The agent runs with the V8 flag its shebang carries (see hack/build.mjs): `node file` does not read shebangs.
-  const flags = bin === 'mesh-agent.js' ? AGENT_NODE_FLAGS : [];
+  // Each runs with the V8 flags its shebang carries (see hack/build.mjs): `node file` does not read shebangs.
+  const flags =
+    bin === 'mesh-agent.js' ? AGENT_NODE_FLAGS : bin === 'mesh-control-plane.js' ? CONTROL_PLANE_NODE_FLAGS : [];
   // detached: a Ctrl-C in the terminal reaches this script only, which then stops each process once, in order.
   const child = spawn(process.execPath, [...flags, join(dist, bin), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,6 +8,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CONTROL_PLANE_NODE_FLAGS } from '../../test/control-plane-process.ts';
 import { spawnControlPlane, type ControlPlaneProcess } from '../../test/harness.ts';
 import { createScaleFixture, type NodeCredential } from './scale-fixture.ts';
 import type { ScaleWorkerInput, ScaleWorkerReport } from './scale-worker.ts';
@@ -46,9 +47,10 @@ export async function startScaleMesh(opts: ScaleMeshOptions): Promise<ScaleMesh>
   const first = await spawnControlPlane({ dataDir });
   await first.stop();
   const credentials = await createScaleFixture(dataDir, opts.nodes, opts.module);
-  // SCALE_CP_NODE_ARGS: flags for the control plane's node (e.g. `--cpu-prof --cpu-prof-dir /tmp/prof` to profile it).
-  const nodeArgs = process.env.SCALE_CP_NODE_ARGS?.split(' ').filter(Boolean);
-  const cpArgs = { dataDir, timeoutMs: 120_000, ...(nodeArgs ? { nodeArgs } : {}) };
+  // The control plane runs with the V8 flags of the shipped bundle's shebang, then SCALE_CP_NODE_ARGS: more flags
+  // for its node (e.g. `--cpu-prof --cpu-prof-dir /tmp/prof` to profile it; a later flag wins).
+  const nodeArgs = [...CONTROL_PLANE_NODE_FLAGS, ...(process.env.SCALE_CP_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
+  const cpArgs = { dataDir, timeoutMs: 120_000, nodeArgs };
   let cp = await spawnControlPlane(cpArgs);
   const listen = new URL(cp.url).host;
   const workers: ChildProcess[] = [];

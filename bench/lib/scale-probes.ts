@@ -2,7 +2,7 @@
  * The scale benchmark's probes: control-plane CPU over a window, the latency of one node's change, the
  * `meshctl get nodes` timings, and the thundering herd (every Node seen again after a restart).
  */
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { HttpClient } from '../../api/client/http-client.ts';
@@ -56,12 +56,23 @@ export async function waitSoloApplied(client: Client, node: string, round: numbe
   }
 }
 
-/** Wall ms of `node dist/meshctl.js --config <meshconfig> ...args`, checked with `check` on its stdout. */
-export function timeMeshctl(meshconfig: string, args: string[], check: (out: string) => boolean): number {
+/**
+ * Wall ms of `node dist/meshctl.js --config <meshconfig> ...args`, checked with `check` on its stdout. Run
+ * asynchronously, so that the benchmark's own probes (the memory sampler) go on while it runs.
+ */
+export async function timeMeshctl(
+  meshconfig: string,
+  args: string[],
+  check: (out: string) => boolean,
+): Promise<number> {
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'dist', 'meshctl.js'), '--config', meshconfig, ...args], {
-    encoding: 'utf8',
-    maxBuffer: 64 << 20,
+  const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [join(REPO_ROOT, 'dist', 'meshctl.js'), '--config', meshconfig, ...args],
+      { encoding: 'utf8', maxBuffer: 64 << 20 },
+      (err, stdout, stderr) => resolve({ status: err ? (child.exitCode ?? -1) : 0, stdout, stderr }),
+    );
   });
   const ms = performance.now() - t0;
   if (r.status !== 0 || !check(r.stdout))

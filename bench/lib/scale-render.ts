@@ -3,7 +3,9 @@
  * largest N measured.
  */
 import { ms, verdict, type LatencySummary } from './stats.ts';
+import { CONTROL_PLANE_NODE_FLAGS } from '../../test/control-plane-process.ts';
 import { mib } from './proc.ts';
+import { memoryLines, type PhaseMemory } from './scale-memory.ts';
 
 /** Everything measured for one N. */
 export interface ScaleRow {
@@ -26,6 +28,8 @@ export interface ScaleRow {
   load: number;
   /** What did not complete (a phase that timed out), in words. */
   problems: string[];
+  /** The control plane's memory and CPU by phase (bench/lib/scale-memory.ts). */
+  memory: PhaseMemory[];
 }
 
 /** How the run was set up. */
@@ -117,7 +121,8 @@ export function renderScale(rows: ScaleRow[], set: ScaleSettings, failed: string
     `esbuild bundle (${set.built}). Load average (1/5/15 min) when each N started: ${set.loads.join('; ')}.`,
     `${set.rounds.fanout} rounds of the all-nodes change (one File's content), ${set.rounds.solo} of the one-node change (a second`,
     'Module assigned to node-00000 only); the herd is timed from the SIGKILL (Node lists polled every 2 s).',
-    'The control plane runs from source through tsx (spawnControlPlane), as in the other sections.',
+    'The control plane runs from source through tsx (spawnControlPlane), as in the other sections, with the V8 flags of',
+    `its shipped bundle's shebang (\`${CONTROL_PLANE_NODE_FLAGS.join(' ')}\`).`,
     '**This machine was shared with other work during the run: the figures are upper bounds.**',
     '',
     ...table(rows),
@@ -126,5 +131,10 @@ export function renderScale(rows: ScaleRow[], set: ScaleSettings, failed: string
     ...failed.map((f) => `- **FAIL**: ${f}`),
     '',
     ...targets(rows),
+    '',
+    "The control plane's memory by phase (maxima of 1 s samples: RSS from smaps_rollup, the rest from its `/metrics`;",
+    'the CPU seconds it used during the phase), MiB:',
+    '',
+    ...rows.flatMap((r) => memoryLines(r.memory).map((l) => `- N = ${r.n}, ${l}`)),
   ].join('\n');
 }

@@ -2,6 +2,7 @@
 // is triggered here, over the real server), and the gauges show requests in flight and open watches.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { request, type ClientRequest } from 'node:http';
 import { FakeClock } from '../../meta/fake-clock.ts';
 import { openStream, startServer, type HttpResult, type TestServer } from '../../../test/harness.ts';
@@ -125,4 +126,34 @@ test('requests are counted by caller kind, method and what they address', async 
   assert.equal(diff('client="node",verb="PATCH",resource="nodes/status"'), 1, text);
   assert.equal(diff('client="admin",verb="GET",resource="unknown"'), 1, 'a path we do not serve is not a label value');
   assert.match(text, /^# TYPE meshctl_apiserver_requests_total counter$/m);
+});
+
+test('the process gauges are served as prom-client names them, and follow what the process holds', async (t) => {
+  const srv = await startServer({ insecure: true, meshAccess: true });
+  t.after(() => srv.stop());
+  const before = (await srv.request('GET', '/metrics')).text;
+  for (const name of [
+    'process_resident_memory_bytes',
+    'nodejs_heap_size_total_bytes',
+    'nodejs_heap_size_used_bytes',
+    'nodejs_external_memory_bytes',
+    'nodejs_array_buffers_bytes',
+  ])
+    assert.match(before, new RegExp(`^# TYPE ${name} gauge$`, 'm'), `${name} is a gauge:\n${before}`);
+  assert.match(before, /^# TYPE process_cpu_seconds_total counter$/m);
+  assert.ok((sample(before, 'nodejs_heap_space_size_used_bytes{space="old"}') ?? 0) > 0, before);
+  // The server runs in this test's process: its RSS is this process's, as the kernel counts it.
+  const vmRss = Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) * 1024;
+  const rss = sample(before, 'process_resident_memory_bytes') ?? NaN;
+  assert.ok(Math.abs(rss - vmRss) < vmRss / 4, `RSS ${rss} is the kernel's ${vmRss}`);
+  const used = sample(before, 'nodejs_heap_size_used_bytes') ?? NaN;
+  assert.ok(used > 0 && used <= (sample(before, 'nodejs_heap_size_total_bytes') ?? 0), `heap used ${used}`);
+  const held = Buffer.alloc(64 << 20, 1); // 64 MiB outside the V8 heap, held until the second scrape
+  const after = (await srv.request('GET', '/metrics')).text;
+  for (const name of ['nodejs_external_memory_bytes', 'nodejs_array_buffers_bytes'])
+    assert.ok(
+      (sample(after, name) ?? 0) - (sample(before, name) ?? 0) >= held.length * 0.9,
+      `${name} counts the held 64 MiB:\n${after}`,
+    );
+  assert.ok((sample(after, 'process_cpu_seconds_total') ?? 0) >= (sample(before, 'process_cpu_seconds_total') ?? 1));
 });

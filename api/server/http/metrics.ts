@@ -9,10 +9,13 @@
  *   meshctl_apiserver_open_watches                            gauge: watches and followed logs open
  *   meshctl_apiserver_requests_total{client, verb, resource}  counter: authenticated requests by caller kind
  *       (admin, node), HTTP method and what they address (`declarations`, `nodes/status`, `logs`, `discovery`…)
+ *   process_* and nodejs_*                                    the process's CPU, RSS and V8 heap, as prom-client
+ *       names them (api/meta/process-metrics.ts)
  *
  * A refusal is counted where every error becomes a Status (app.ts), from the ApiError's `limit`.
  */
 import type { ApiError, LimitName } from '../../meta/api-error.ts';
+import { processMetrics } from '../../meta/process-metrics.ts';
 import { metricFamily } from '../../meta/prometheus-text.ts';
 
 /** Every limit, with the HTTP code it answers; each is reported (0 until it refuses something). */
@@ -78,6 +81,7 @@ export class ApiServerMetrics {
         'Authenticated requests by caller kind, HTTP method and what they address.',
         [...this.#requests].sort(([a], [b]) => (a < b ? -1 : 1)),
       ),
+      processMetrics(),
     ].join('');
   }
 }
