@@ -125,19 +125,15 @@ export async function assembleParts(a: {
       extra: () => serving.metrics(),
     }),
   );
-  let heartbeatApplied: number | undefined;
   const effects = createRunEffects({
     node,
     store,
     metrics,
     logger: log,
     afterRun: (queued) => {
+      // The Declaration status says a new generation is applied; the control plane's Node controller copies it
+      // into the Node status at once, so no heartbeat is sent for it (one request less per node and change).
       void sync.reporter.reportDeclaration();
-      // A newly applied generation goes into the Node status at once, not at the next heartbeat.
-      if (effects.appliedGeneration() !== heartbeatApplied && reach.reachable() === true) {
-        heartbeatApplied = effects.appliedGeneration();
-        void sync.reporter.heartbeat();
-      }
       if (queued && reach.reachable() === true) void sync.reporter.flushOutbox();
     },
   });

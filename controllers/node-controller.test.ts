@@ -228,6 +228,39 @@ test('desired generation comes from the Declaration; the node is pending until i
   assert.deepEqual(applied.declaration, { appliedGeneration: 3, desiredGeneration: 3 });
 });
 
+test("the Declaration status's applied generation reaches the Node without a heartbeat, and the next heartbeat then costs no write", async (t) => {
+  const { writes } = await startController(t);
+  await createNode('quick');
+  await heartbeat('quick', 1);
+  const decl = await suite.client.create('declarations', {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Declaration',
+    metadata: { name: 'quick' },
+    spec: { generation: 2, resources: [] },
+  });
+  await waitCondition('quick', 'DeclarationApplied', 'False', 'Pending');
+  // The agent's report after applying generation 2: on the Declaration only.
+  await suite.client.updateStatus('declarations', {
+    ...decl,
+    status: { observedGeneration: decl.metadata.generation, receivedGeneration: 2, appliedGeneration: 2 },
+  });
+  const applied = await waitCondition('quick', 'DeclarationApplied', 'True', 'Applied');
+  assert.deepEqual(applied.declaration, { appliedGeneration: 2, desiredGeneration: 2 });
+  // Its next heartbeat says the same: the Node is written again only for the new contact time (none of this
+  // controller's fields change), and a heartbeat still carrying generation 1 does not move it back.
+  const before = writes('quick');
+  await heartbeat('quick', 2);
+  await quiet();
+  assert.equal(writes('quick'), before, 'a heartbeat repeating the applied generation costs the controller no write');
+  await heartbeat('quick', 1);
+  const kept = await eventually(async () => {
+    const s = await statusOf('quick');
+    assert.equal(s.declaration?.appliedGeneration, 2, `applied generation: ${JSON.stringify(s.declaration)}`);
+    return s;
+  });
+  assert.equal(kept.conditions?.find((c) => c.type === 'DeclarationApplied')?.status, 'True');
+});
+
 test("a restarted control plane keeps each node's condition for one grace period, then judges it from lastSeen", async (t) => {
   const first = await startController(t);
   await createNode('restart');

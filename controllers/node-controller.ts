@@ -9,7 +9,10 @@
  * overlay controller writes overlay.address (overlay-controller.ts; a node's own writes keep it); this controller writes lastSeen — the control plane's time
  * of the heartbeat it observed, never the agent's clock — reachable, since, observedGeneration,
  * declaration.desiredGeneration (from the Declaration, known even while the node is down) and its two
- * conditions. It looks again exactly when a reachable node's grace period would run out (requeueAfter),
+ * conditions. It also raises declaration.appliedGeneration to the Declaration status's appliedGeneration
+ * (appliedGeneration in node-reachability.ts): the agent reports an apply there at once and on the Node only
+ * with its next heartbeat, which then changes nothing but the contact time (so a change applied on every node
+ * costs one Node write per node, the controller's, not the agent's heartbeat besides). It looks again exactly when a reachable node's grace period would run out (requeueAfter),
  * and never touches a node's assignments or Declaration: an unreachable node keeps its modules (ADR 0036).
  *
  * lastSeen is kept like a Kubernetes node Lease: the time of the last heartbeat lives in memory
@@ -27,6 +30,7 @@ import type { Logger } from '../api/meta/logger.ts';
 import { rfc3339 } from '../api/meta/timestamp.ts';
 import type { Node, NodeStatus } from '../api/v1alpha1/generated/index.ts';
 import {
+  appliedGeneration,
   DECLARATION_APPLIED,
   HeartbeatTracker,
   REACHABLE,
@@ -131,6 +135,8 @@ export interface NodeDecision {
   reachable: Verdict;
   declaration: Verdict;
   desiredGeneration?: number;
+  /** The applied generation to store, when known (see appliedGeneration in node-reachability.ts). */
+  appliedGeneration?: number;
   generation: number;
   now: string;
 }
@@ -157,6 +163,7 @@ export function nextNodeStatus(status: NodeStatus, d: NodeDecision): NodeStatus 
   const declaration = { desiredGeneration: d.desiredGeneration, ...current };
   if (d.desiredGeneration === undefined) delete declaration.desiredGeneration;
   else declaration.desiredGeneration = d.desiredGeneration;
+  if (d.appliedGeneration !== undefined) declaration.appliedGeneration = d.appliedGeneration;
   const reach = d.reachable.status;
   // In the schema's order: the control plane's view first, then what the agent reports, then conditions.
   return {
@@ -211,9 +218,10 @@ class NodeReconciler implements Reconciler {
       previous: findCondition(status.conditions, REACHABLE),
     });
     const decl = this.caches.declarations.get(name);
+    const applied = appliedGeneration(status.declaration?.appliedGeneration, decl?.status?.appliedGeneration);
     const declaration = declarationVerdict({
       desired: decl?.spec.generation,
-      applied: status.declaration?.appliedGeneration,
+      applied,
       reachable: reach.status,
       declarationApplied: findCondition(decl?.status?.conditions, 'Applied'),
       agentHoldsCurrent: decl !== undefined && decl.status?.observedGeneration === decl.metadata.generation,
@@ -225,6 +233,7 @@ class NodeReconciler implements Reconciler {
         reachable: reach,
         declaration,
         desiredGeneration: decl?.spec.generation,
+        appliedGeneration: applied,
         generation: node.metadata.generation ?? 0,
         now: rfc3339(now),
       });

@@ -103,6 +103,17 @@ export function reachabilityVerdict(input: ReachabilityInput): ReachabilityDecis
   };
 }
 
+/**
+ * The generation the node applied in full, as the control plane knows it: the newer of what the agent's
+ * heartbeat last wrote to the Node (`reported`) and what it wrote to its Declaration's status after applying
+ * (`declarationStatus`, undefined when none). The agent reports an apply on the Declaration at once and on the
+ * Node only at its next heartbeat, so the Declaration's is usually the first to know.
+ */
+export function appliedGeneration(reported?: number, declarationStatus?: number): number | undefined {
+  if (declarationStatus === undefined) return reported;
+  return reported === undefined ? declarationStatus : Math.max(reported, declarationStatus);
+}
+
 /** What declarationVerdict decides from. */
 export interface DeclarationInput {
   /** spec.generation of the node's Declaration (undefined: it has none). */

@@ -30,6 +30,8 @@ export interface DeclarationWatchOptions {
   reach: Reachability;
   logger: Logger;
   onDeclaration(obj: Declaration): Promise<void>;
+  /** Called with each Declaration of a list (the control plane's copy, status included), before onDeclaration. */
+  onListed?(obj: Declaration): Promise<void>;
   /**
    * Reconnect delays: `initialMs * 2^n` up to `maxMs`, each shortened by a random part of at most `jitter` (0 to 1).
    * Default 250 ms, 5 s and 0.5: the agents of a mesh whose control plane restarted do not all retry at once.
@@ -65,7 +67,10 @@ export function startDeclarationWatch(opts: DeclarationWatchOptions): Declaratio
     },
     idleTimeoutMs: opts.idleTimeoutMs ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS,
     async onList(items) {
-      for (const item of items) await opts.onDeclaration(item);
+      for (const item of items) {
+        await opts.onListed?.(item);
+        await opts.onDeclaration(item);
+      }
     },
     async onEvent(ev) {
       if (ev.type === 'DELETED')

@@ -67,7 +67,7 @@ async function setup(t: { after(fn: () => Promise<void>): void }) {
     applied = d.spec.generation;
   };
   const status = async () => (await admin.get('declarations', 'a')).status;
-  return { decl, reporter, clock, apply, status, patches: () => patches };
+  return { admin, decl, reporter, clock, apply, status, patches: () => patches };
 }
 
 test('a generation applied before the deferral ends is acknowledged and reported in one status write', async (t) => {
@@ -112,4 +112,24 @@ test('stopping sends an acknowledgement still deferred', async (t) => {
   await s.reporter.idle();
   assert.equal(s.patches(), 1);
   assert.equal((await s.status())?.receivedGeneration, 7);
+});
+
+test("the control plane's copy of the status decides whether it is written again: not when it holds the last write, at once when it lost it", async (t) => {
+  const s = await setup(t);
+  s.apply(s.decl);
+  await s.reporter.reportDeclaration();
+  assert.equal(s.patches(), 1);
+  const held = await s.admin.get('declarations', 'a');
+  // A restarted control plane kept it: the list shows the status last written, and nothing is sent.
+  await s.reporter.compareStored(held);
+  await s.reporter.reportDeclaration();
+  assert.equal(s.patches(), 1, 'no status write when the control plane holds the last one');
+  // A restore lost it (the same Declaration, its status older): written again, in full.
+  const restored = { ...held, status: { observedGeneration: 1, receivedGeneration: 6 } };
+  await s.reporter.compareStored(restored);
+  assert.equal(s.patches(), 2, 'the status is written again');
+  assert.equal((await s.status())?.appliedGeneration, 7);
+  // Another Declaration (a new uid) is not compared: its own report follows its arrival.
+  await s.reporter.compareStored({ ...held, metadata: { ...held.metadata, uid: 'other' }, status: {} });
+  assert.equal(s.patches(), 2);
 });

@@ -2,9 +2,11 @@
  * Everything the agent writes to the control plane: its Node (created when missing), the Node's status
  * heartbeat, the Declaration status (through `/status`, JSON merge patch), and the outbox of events.
  * Writes are skipped while the control plane is known to be unreachable (the heartbeat and the watch
- * probe it); when it returns, the status is written again in full and the outbox is flushed.
+ * probe it); when it returns, the status is written again if it changed meanwhile or the control plane's copy
+ * (seen in the watch's list) is not the last one written, and the outbox is flushed.
  * No method throws: failures are recorded in the reachability tracker or logged.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { Client } from '../../api/client/types.ts';
 import { ApiError } from '../../api/meta/api-error.ts';
 import { realClock, type Clock, type TimerHandle } from '../../api/meta/clock.ts';
@@ -61,6 +63,12 @@ export interface Reporter {
    * A deferred write resolves at once.
    */
   reportDeclaration(force?: boolean, deferMs?: number): Promise<void>;
+  /**
+   * Takes the Declaration as the control plane holds it (from a list: after a restart or a restore): when its
+   * status is not the one this agent last wrote, the status is written again. So contact that returns costs no
+   * status write when the control plane kept it, and one when it lost it.
+   */
+  compareStored(decl: Declaration): Promise<void>;
   /** Writes the Node status heartbeat. */
   heartbeat(): Promise<void>;
   /** Creates an Event for each outbox item, removing each once delivered. */
@@ -75,6 +83,8 @@ const isCode = (e: unknown, code: number): boolean => e instanceof ApiError && e
 export function createReporter(opts: ReporterOptions): Reporter {
   const { client, node, logger, reach } = opts;
   let written: string | undefined;
+  /** The uid and status of the last write (what the control plane holds unless it lost it). */
+  let writtenStatus: { uid?: string; status: unknown } | undefined;
   let conditions: Condition[] = [];
   let chain: Promise<void> = Promise.resolve();
   let flushing: Promise<void> | undefined;
@@ -115,6 +125,7 @@ export function createReporter(opts: ReporterOptions): Reporter {
     );
     if (ok) {
       written = text;
+      writtenStatus = { uid: decl.metadata.uid, status };
       logger.info('Reported Declaration status', {
         node,
         generation: status.observedGeneration,
@@ -216,6 +227,14 @@ export function createReporter(opts: ReporterOptions): Reporter {
       if (force || deferMs <= 0) return writeSoon(force);
       deferred ??= clock.setTimeout(() => void writeSoon(false), deferMs);
       return Promise.resolve();
+    },
+    compareStored(decl) {
+      const last = writtenStatus;
+      if (last === undefined || decl.metadata.uid !== last.uid) return Promise.resolve();
+      if (isDeepStrictEqual(decl.status, last.status)) return Promise.resolve();
+      written = undefined;
+      writtenStatus = undefined;
+      return writeSoon(false);
     },
     heartbeat,
     flushOutbox() {

@@ -1,8 +1,12 @@
 /**
  * The agent's link to the control plane, wired together: make sure its Node exists, watch its
  * Declaration, heartbeat the Node status every `heartbeatIntervalMs`, write the Declaration status when
- * it changed, and deliver the outbox. When contact returns after an outage it reports at once: the
- * status of the current generation (in full), a heartbeat, and the outbox; and wakes the watch.
+ * it changed, and deliver the outbox. When contact returns after an outage it reports at once: a heartbeat
+ * (what tells the control plane the node is back, so it goes first), the status of the current generation if
+ * it changed meanwhile, and the outbox; and wakes the watch. The watch's list after a control-plane restart or
+ * restore shows the status the control plane holds, and the reporter writes it again if it is not the last one
+ * written (reporter.compareStored) — not blindly on every return: N agents coming back to a restarted control
+ * plane would each rewrite an unchanged status.
  */
 import { realClock, type TimerHandle } from '../../api/meta/clock.ts';
 import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
@@ -85,8 +89,8 @@ export function createSync(opts: SyncOptions): Sync {
     });
     void queued
       .catch((e: unknown) => opts.logger.error('Failed to queue event', { node: opts.node, error: String(e) }))
-      .then(() => reporter.reportDeclaration(true))
       .then(() => reporter.heartbeat())
+      .then(() => reporter.reportDeclaration())
       .then(() => reporter.flushOutbox());
   });
 
@@ -101,6 +105,7 @@ export function createSync(opts: SyncOptions): Sync {
           reach: opts.reach,
           logger: opts.logger,
           onDeclaration: opts.onDeclaration,
+          onListed: (obj) => reporter.compareStored(obj),
           clock,
           ...(opts.backoff ? { backoff: opts.backoff } : {}),
           ...(opts.watchIdleTimeoutMs ? { idleTimeoutMs: opts.watchIdleTimeoutMs } : {}),

@@ -4,11 +4,12 @@
  * first catches up (initial ADDED list, or replay from the log) on a later tick, then gets live events. A
  * consumer that cannot keep up pauses its watch: nothing is queued for it meanwhile (the events are in the log,
  * shared), and on resume it catches up from the log like a new watch — or gets 410 if the log has moved past it.
- * Events are shared objects: one change costs one StoreEvent however many watchers see it.
+ * Events are shared objects: one change costs one StoreEvent however many watchers see it. A watch of one named
+ * object from before the log resumes when that object has not changed since (`#resumeOne`).
  */
 import { ApiError } from '../meta/api-error.ts';
 import type { KubeObject } from '../meta/types.ts';
-import { parseFieldSelector, parseLabelSelector } from '../meta/selectors.ts';
+import { parseFieldSelector, parseLabelSelector, requiredName } from '../meta/selectors.ts';
 import type { ListOptions, Watch, WatchOptions } from './types.ts';
 import { StoreEvent } from './store-event.ts';
 import type { StoreLogger } from './store-log.ts';
@@ -134,7 +135,7 @@ export class WatchHub {
       cursor = Number(from);
       // No durable write lies between the rv at open and the fence: a client up to date then has missed nothing.
       if (cursor === this.#openedAtRv) cursor = this.#startRv;
-      if (cursor < this.#log.resumableFrom) throw this.#tooOld(cursor);
+      if (cursor < this.#log.resumableFrom) cursor = this.#resumeOne(plural, opts, cursor);
       // A resourceVersion this store never issued (a client of a store restored from a backup, or one that
       // read a write a crash then lost): resuming from it would skip events, so the client must relist.
       if (cursor > this.#currentRv()) {
@@ -172,6 +173,22 @@ export class WatchHub {
     if (w.stopped || !w.paused) return;
     w.paused = false;
     setImmediate(() => this.#catchUp(w));
+  }
+
+  /**
+   * Where a watch of one named object (`metadata.name=X`, as each agent's of its own Declaration) from a
+   * resourceVersion the event log no longer holds resumes: the log's start, when the object as it is now was last
+   * written at or before that resourceVersion — nothing happened to it since (a change, or a deletion and
+   * re-creation, would have given it a newer one), so no event it could see is missing. So the agents that
+   * reconnect to a restarted control plane, whose log starts empty, resume their watches instead of each getting
+   * a 410 and relisting. Else, and for a resourceVersion the journal did not hold at open (one past a fence), 410.
+   */
+  #resumeOne(plural: string, opts: WatchOptions, cursor: number): number {
+    if (requiredName(parseFieldSelector(opts.fieldSelector ?? '')) === undefined) throw this.#tooOld(cursor);
+    if (cursor > this.#openedAtRv && cursor < this.#startRv) throw this.#tooOld(cursor);
+    const { items } = this.#list(plural, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector });
+    if (items.length !== 1 || !(Number(items[0].metadata?.resourceVersion) <= cursor)) throw this.#tooOld(cursor);
+    return this.#log.resumableFrom;
   }
 
   #tooOld(rv: number): ApiError {

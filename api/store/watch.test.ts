@@ -83,6 +83,35 @@ test('resuming from before the event log is 410 Expired; within it works; after 
   fromNow.stop();
 });
 
+test('a watch of one named object resumes from before the event log when that object has not changed since; else 410', async (t) => {
+  const dir = tempDir(t);
+  const store = await openAnyKindStore({ dir, eventLogCapacity: 5 });
+  const a = await store.create('nodes', node('a'));
+  const b = await store.create('nodes', node('b'));
+  for (let i = 0; i < 10; i++) await store.create('nodes', node(`n${i}`));
+  const seen = store.resourceVersion();
+  await store.update('nodes', { ...b, spec: { site: 'moved' } });
+  for (let i = 0; i < 10; i++) await store.create('routes', node(`r${i}`));
+  await store.close();
+  // As after a restart: the log starts empty, and each agent's watch is from a resourceVersion before it.
+  const reopened = await openAnyKindStore({ dir, eventLogCapacity: 5 });
+  t.after(() => reopened.close());
+  const gone = (e: unknown) => e instanceof ApiError && e.code === 410;
+  const one = (name: string) => ({ resourceVersion: seen, fieldSelector: `metadata.name=${name}` });
+  // a: unchanged since `seen` — resumes, and sees what comes next.
+  const w = record(reopened, 'nodes', one('a'));
+  await reopened.update('nodes', { ...a, spec: { site: 'later' } });
+  const events = await w.next(1);
+  assert.deepEqual(names(events), ['MODIFIED a']);
+  assert.equal((events[0].object.spec as { site?: string }).site, 'later');
+  w.stop();
+  // b changed after `seen`: its watch would miss that change, so it is 410 and the client relists.
+  assert.throws(() => reopened.watch('nodes', one('b'), () => {}), gone);
+  // A name that does not exist (it may have been deleted since), and a watch of the whole kind: 410 as before.
+  assert.throws(() => reopened.watch('nodes', one('nobody'), () => {}), gone);
+  assert.throws(() => reopened.watch('nodes', { resourceVersion: seen }, () => {}), gone);
+});
+
 test('with a selector, objects moving in or out of it are ADDED or DELETED for that watcher', async (t) => {
   const { store } = await tempStore(t);
   const a = await store.create('nodes', node('a', { labels: { app: 'db' } }));

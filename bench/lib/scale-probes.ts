@@ -6,10 +6,12 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { HttpClient } from '../../api/client/http-client.ts';
+import { startListWatch } from '../../api/client/list-watch.ts';
 import type { Client } from '../../api/client/types.ts';
 import { findCondition } from '../../api/meta/conditions.ts';
 import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
 import type { Module } from '../../api/v1alpha1/generated/module.ts';
+import type { Node } from '../../api/v1alpha1/generated/node.ts';
 import { REPO_ROOT } from '../../test/harness.ts';
 import { sleep } from './load.ts';
 import { cpuSecondsOf } from './proc.ts';
@@ -80,6 +82,12 @@ export async function timeMeshctl(
   return ms;
 }
 
+/** True when `n` has a heartbeat written at or after `sinceMs` and is Reachable. */
+function isBack(n: Node, sinceMs: number): boolean {
+  const beat = Date.parse(n.status?.controlPlaneLastContact ?? '');
+  return beat >= sinceMs && findCondition(n.status?.conditions, 'Reachable')?.status === 'True';
+}
+
 /** The Nodes not yet back after a time, and what a few of them say (to tell why, when some never come back). */
 export interface NotBack {
   count: number;
@@ -95,11 +103,7 @@ export interface NotBack {
  */
 export async function nodesNotBack(client: Client, sinceMs: number): Promise<NotBack> {
   const nodes = (await client.list('nodes')).items;
-  const left = nodes.filter((n) => {
-    const beat = Date.parse(n.status?.controlPlaneLastContact ?? '');
-    const reachable = findCondition(n.status?.conditions, 'Reachable')?.status === 'True';
-    return !(beat >= sinceMs && reachable);
-  });
+  const left = nodes.filter((n) => !isBack(n, sinceMs));
   const sample = left.slice(0, 3).map((n) => {
     const c = findCondition(n.status?.conditions, 'Reachable');
     return `${n.metadata.name} contact=${n.status?.controlPlaneLastContact} lastSeen=${n.status?.lastSeen} Reachable=${c?.status}/${c?.reason}`;
@@ -115,17 +119,53 @@ export interface HerdResult {
   sample: string[];
 }
 
-/** Polls (every 2 s) until every Node is seen again after `sinceMs`; times are ms after `t0`. */
+/**
+ * Follows the Nodes (one list, then a watch: api/client/list-watch.ts) until every one is seen again after
+ * `sinceMs`; times are ms after `t0`, taken when the event that brought the last one (or the 99th percent) back
+ * arrived. A watch, not a poll: a poll adds up to its interval to each figure, and at N = 5,000 a list of every
+ * Node every 2 s was a measurable part of the restarted control plane's work.
+ */
 export async function waitAllBack(client: Client, sinceMs: number, t0: number, timeoutMs: number): Promise<HerdResult> {
-  let last: NotBack | undefined;
+  const nodes = new Map<string, Node>();
+  let notBack = new Set<string>();
   let ms99 = NaN;
-  while (performance.now() - t0 < timeoutMs) {
-    last = await nodesNotBack(client, sinceMs).catch(() => last);
-    if (last && Number.isNaN(ms99) && last.count <= last.total / 100) ms99 = performance.now() - t0;
-    if (last?.count === 0) return { ms: performance.now() - t0, ms99, left: 0, sample: [] };
-    await sleep(2000);
-  }
-  return { ms: NaN, ms99, left: last?.count ?? Infinity, sample: last?.sample ?? [] };
+  let finish: (() => void) | undefined;
+  const done = new Promise<void>((resolve) => (finish = resolve));
+  const check = (): void => {
+    if (Number.isNaN(ms99) && nodes.size > 0 && notBack.size <= nodes.size / 100) ms99 = performance.now() - t0;
+    if (nodes.size > 0 && notBack.size === 0) finish?.();
+  };
+  const see = (n: Node): void => {
+    const name = n.metadata.name ?? '';
+    nodes.set(name, n);
+    if (isBack(n, sinceMs)) notBack.delete(name);
+    else notBack.add(name);
+  };
+  const watch = startListWatch<Node>({
+    client,
+    plural: 'nodes',
+    onList(items) {
+      nodes.clear();
+      notBack = new Set();
+      items.forEach(see);
+      check();
+    },
+    onEvent(ev) {
+      if (ev.type === 'DELETED') {
+        nodes.delete(ev.object.metadata.name ?? '');
+        notBack.delete(ev.object.metadata.name ?? '');
+      } else see(ev.object);
+      check();
+    },
+    onFailure: () => {},
+  });
+  const timer = setTimeout(() => finish?.(), Math.max(0, timeoutMs - (performance.now() - t0)));
+  await done;
+  clearTimeout(timer);
+  await watch.stop();
+  if (nodes.size > 0 && notBack.size === 0) return { ms: performance.now() - t0, ms99, left: 0, sample: [] };
+  const last = await nodesNotBack(client, sinceMs).catch(() => undefined);
+  return { ms: NaN, ms99, left: last?.count ?? notBack.size, sample: last?.sample ?? [] };
 }
 
 /** Requests the control plane counted (`meshctl_apiserver_requests_total`), by `client verb resource`. */

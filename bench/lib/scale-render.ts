@@ -120,7 +120,7 @@ export function renderScale(rows: ScaleRow[], set: ScaleSettings, failed: string
     `(Mesh.spec.heartbeatInterval's default), two log lines shipped every ${set.logEveryMs / 1000} s per agent. meshctl is the`,
     `esbuild bundle (${set.built}). Load average (1/5/15 min) when each N started: ${set.loads.join('; ')}.`,
     `${set.rounds.fanout} rounds of the all-nodes change (one File's content), ${set.rounds.solo} of the one-node change (a second`,
-    'Module assigned to node-00000 only); the herd is timed from the SIGKILL (Node lists polled every 2 s).',
+    'Module assigned to node-00000 only); the herd is timed from the SIGKILL (the Nodes followed by a watch).',
     'The control plane runs from source through tsx (spawnControlPlane), as in the other sections, with the V8 flags of',
     `its shipped bundle's shebang (\`${CONTROL_PLANE_NODE_FLAGS.join(' ')}\`).`,
     '**This machine was shared with other work during the run: the figures are upper bounds.**',

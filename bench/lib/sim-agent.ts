@@ -91,8 +91,8 @@ export function startSimAgent(opts: SimAgentOptions): SimAgent {
     run = { uid: d.metadata.uid, generation: d.metadata.generation ?? 0, results, at: new Date().toISOString() };
     applied = d.spec.generation;
     opts.onApplied?.(node, d.spec.generation);
-    // As the agent's afterRun: the Declaration status, then the Node status at once.
-    void sync.reporter.reportDeclaration().then(() => sync.reporter.heartbeat());
+    // As the agent's afterRun: the Declaration status (the Node controller copies the applied generation to the Node).
+    void sync.reporter.reportDeclaration();
   };
   const sync: Sync = createSync({
     client,

@@ -1,0 +1,138 @@
+/**
+ * Probe (issue 14): the cost of one all-nodes change at N agents, accounted. A baseline window of W ms with the
+ * agents only heartbeating, then a window of the same length that starts with the change; per window the
+ * control plane's CPU-seconds, its requests by (client, verb, resource) from /metrics and its store writes by
+ * resource from the journal. Prints the differences per node. Run: `N=1000 ROUNDS=4 LOGS=3600000 node --import tsx
+ * bench/fan-probe.ts` (LOGS: the agents' log interval, ms; SCALE_CP_NODE_ARGS as for bench/scale.ts: the
+ * `window-us` lines bound each change window in the CPU profile's clock).
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createClient } from '../api/client/http-client.ts';
+import type { Module } from '../api/v1alpha1/generated/module.ts';
+import { httpRequest } from '../test/harness.ts';
+import { sleep } from './lib/load.ts';
+import { cpuSecondsOf } from './lib/proc.ts';
+import { contentOf, RoundTracker, rvOf, versionOf } from './lib/round-tracker.ts';
+import { startScaleMesh } from './lib/scale-mesh.ts';
+
+const N = Number(process.env.N ?? 1000);
+const W = Number(process.env.W ?? 10_000);
+const mod = (round: number, rv?: string): Module => ({
+  apiVersion: 'meshctl.dev/v1alpha1',
+  kind: 'Module',
+  metadata: { name: 'scale', ...(rv ? { resourceVersion: rv } : {}) },
+  spec: {
+    version: versionOf(round),
+    resources: [
+      { id: 'config', kind: 'File', spec: { path: '/srv/scale.txt', content: contentOf(round), mode: '0644' } },
+    ],
+  },
+});
+
+const mesh = await startScaleMesh({
+  nodes: N,
+  module: 'scale',
+  heartbeatIntervalMs: 10_000,
+  logEveryMs: Number(process.env.LOGS ?? 30_000),
+  startSpreadMs: Math.min(30_000, N * 4),
+});
+const client = createClient(mesh.cp.config);
+const storeDir = join(mesh.cp.dataDir, 'store');
+const journalSizes = (): Map<string, number> =>
+  new Map(
+    readdirSync(storeDir)
+      .filter((f) => f.startsWith('journal-'))
+      .map((f) => [f, statSync(join(storeDir, f)).size]),
+  );
+const newLines = (before: Map<string, number>): string[] => {
+  const out: string[] = [];
+  for (const [f, size] of journalSizes()) {
+    const buf = readFileSync(join(storeDir, f));
+    out.push(
+      ...buf
+        .subarray(before.get(f) ?? 0, size)
+        .toString()
+        .split('\n')
+        .filter(Boolean),
+    );
+  }
+  return out;
+};
+const metrics = async (): Promise<Map<string, number>> => {
+  const text = (await httpRequest(mesh.cp.config, 'GET', '/metrics')).text;
+  const m = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const x = /^meshctl_apiserver_requests_total(\{[^}]*\}) (\d+)/.exec(line);
+    if (x) m.set(x[1], Number(x[2]));
+  }
+  return m;
+};
+/** A journal line's resource (`nodes`, `declarations`, …). */
+const classify = (line: string): string => (JSON.parse(line) as { plural?: string }).plural ?? '?';
+async function window(change: boolean, round: number, tracker: RoundTracker, stored: { rv: string }) {
+  const m0 = await metrics();
+  const j0 = journalSizes();
+  const c0 = cpuSecondsOf(mesh.cp.pid);
+  const t0 = performance.now();
+  let appliedMs: number[] = [];
+  if (change) {
+    const done = tracker.expect(round, 120_000);
+    const upd = await client.update('modules', mod(round, stored.rv));
+    stored.rv = rvOf(upd);
+    appliedMs = [...(await done).applied.values()].map((t) => t - t0);
+  }
+  await sleep(Math.max(0, W - (performance.now() - t0)));
+  const cpu = cpuSecondsOf(mesh.cp.pid) - c0;
+  const m1 = await metrics();
+  const lines = newLines(j0);
+  const req = new Map<string, number>();
+  for (const [k, v] of m1) if (v - (m0.get(k) ?? 0) > 0) req.set(k, v - (m0.get(k) ?? 0));
+  const writes = new Map<string, number>();
+  for (const l of lines) writes.set(classify(l), (writes.get(classify(l)) ?? 0) + 1);
+  appliedMs.sort((a, b) => a - b);
+  return {
+    cpu,
+    req,
+    writes,
+    p50: appliedMs[Math.floor(appliedMs.length / 2)],
+    p99: appliedMs[Math.floor(appliedMs.length * 0.99)],
+    max: appliedMs.at(-1),
+  };
+}
+try {
+  const tracker = new RoundTracker(N);
+  await tracker.open(client, (await client.list('meshes')).metadata.resourceVersion);
+  const ready = tracker.expect(0, 300_000);
+  const stored = { rv: rvOf(await client.create('modules', mod(0))) };
+  mesh.startAgents();
+  await ready;
+  process.stderr.write(`probe: round 0 applied on ${N}\n`);
+  await sleep(15_000);
+  const rounds = Number(process.env.ROUNDS ?? 2);
+  for (let r = 1; r <= rounds; r++) {
+    const base = await window(false, r, tracker, stored);
+    const us0 = process.hrtime.bigint() / 1000n;
+    const ch = await window(true, r, tracker, stored);
+    process.stdout.write(`window-us ${us0} ${process.hrtime.bigint() / 1000n}\n`);
+    const out: string[] = [
+      `round ${r}: cpu base ${base.cpu.toFixed(2)} s, change ${ch.cpu.toFixed(2)} s, diff ${(ch.cpu - base.cpu).toFixed(2)} s; applied p50 ${ch.p50?.toFixed(0)} p99 ${ch.p99?.toFixed(0)} max ${ch.max?.toFixed(0)} ms`,
+    ];
+    const keys = new Set([...base.req.keys(), ...ch.req.keys()]);
+    for (const k of [...keys].sort())
+      out.push(
+        `  req ${k}: base ${base.req.get(k) ?? 0} change ${ch.req.get(k) ?? 0} per node ${(((ch.req.get(k) ?? 0) - (base.req.get(k) ?? 0)) / N).toFixed(2)}`,
+      );
+    const wk = new Set([...base.writes.keys(), ...ch.writes.keys()]);
+    for (const k of [...wk].sort())
+      out.push(
+        `  write ${k}: base ${base.writes.get(k) ?? 0} change ${ch.writes.get(k) ?? 0} per node ${(((ch.writes.get(k) ?? 0) - (base.writes.get(k) ?? 0)) / N).toFixed(2)}`,
+      );
+    process.stdout.write(out.join('\n') + '\n');
+  }
+  tracker.close();
+} finally {
+  client.close();
+  await mesh.stop();
+}

@@ -1,0 +1,98 @@
+/**
+ * Probe (issue 14): the herd at N agents, accounted. After round 0 is applied and the agents heartbeat, SIGKILL
+ * and restart the control plane; then, until every Node is back (as bench/scale.ts judges it), the restarted
+ * process's CPU-seconds (start-up included), its requests by (client, verb, resource) and its store writes by
+ * resource, and its CPU-seconds every 2 s. Run: `N=1000 node --import tsx bench/herd-probe.ts` (more than 1,000
+ * agents under the machine's bench lock).
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createClient } from '../api/client/http-client.ts';
+import type { Module } from '../api/v1alpha1/generated/module.ts';
+import { httpRequest } from '../test/harness.ts';
+import { sleep } from './lib/load.ts';
+import { cpuSecondsOf } from './lib/proc.ts';
+import { contentOf, RoundTracker, versionOf } from './lib/round-tracker.ts';
+import { startScaleMesh } from './lib/scale-mesh.ts';
+import { waitAllBack } from './lib/scale-probes.ts';
+
+const N = Number(process.env.N ?? 1000);
+const mod = (round: number): Module => ({
+  apiVersion: 'meshctl.dev/v1alpha1',
+  kind: 'Module',
+  metadata: { name: 'scale' },
+  spec: {
+    version: versionOf(round),
+    resources: [
+      { id: 'config', kind: 'File', spec: { path: '/srv/scale.txt', content: contentOf(round), mode: '0644' } },
+    ],
+  },
+});
+const mesh = await startScaleMesh({
+  nodes: N,
+  module: 'scale',
+  heartbeatIntervalMs: 10_000,
+  logEveryMs: 30_000,
+  startSpreadMs: Math.min(30_000, N * 4),
+});
+let client = createClient(mesh.cp.config);
+const storeDir = join(mesh.cp.dataDir, 'store');
+const sizes = (): Map<string, number> =>
+  new Map(
+    readdirSync(storeDir)
+      .filter((f) => f.startsWith('journal-'))
+      .map((f) => [f, statSync(join(storeDir, f)).size]),
+  );
+try {
+  const tracker = new RoundTracker(N);
+  await tracker.open(client, (await client.list('meshes')).metadata.resourceVersion);
+  const ready = tracker.expect(0, 300_000);
+  await client.create('modules', mod(0));
+  mesh.startAgents();
+  await ready;
+  tracker.close();
+  await sleep(15_000);
+  client.close();
+  const killedAt = Date.now();
+  const t0 = performance.now();
+  await mesh.kill();
+  const j0 = sizes();
+  await mesh.restart();
+  const serving = performance.now() - t0;
+  const servingCpu = cpuSecondsOf(mesh.cp.pid);
+  client = createClient(mesh.cp.config);
+  const timeline: string[] = [];
+  const tick = setInterval(() => {
+    timeline.push(`${((performance.now() - t0) / 1000).toFixed(1)}s cpu ${cpuSecondsOf(mesh.cp.pid).toFixed(1)}`);
+  }, 2000);
+  const back = await waitAllBack(client, killedAt, t0, 180_000);
+  clearInterval(tick);
+  const allMs = back.ms / 1000;
+  const ms99 = back.ms99 / 1000;
+  const cpu = cpuSecondsOf(mesh.cp.pid);
+  const text = (await httpRequest(mesh.cp.config, 'GET', '/metrics')).text;
+  const writes = new Map<string, number>();
+  for (const [f, size] of sizes()) {
+    const lines = readFileSync(join(storeDir, f))
+      .subarray(j0.get(f) ?? 0, size)
+      .toString()
+      .split('\n')
+      .filter(Boolean);
+    for (const l of lines) {
+      const p = (JSON.parse(l) as { plural?: string }).plural ?? '?';
+      writes.set(p, (writes.get(p) ?? 0) + 1);
+    }
+  }
+  const out = [
+    `serving ${(serving / 1000).toFixed(1)} s; all back ${allMs} s; 99% ${ms99} s; cpu ${cpu.toFixed(2)} s (${servingCpu.toFixed(2)} s of it until serving)`,
+  ];
+  out.push(...timeline);
+  for (const m of text.matchAll(/^meshctl_apiserver_(?:requests|rejected_requests)_total(\{[^}]*\}) (\d+)$/gm))
+    out.push(`  req ${m[1]} ${m[2]} per node ${(Number(m[2]) / N).toFixed(2)}`);
+  for (const [k, v] of writes) out.push(`  write ${k} ${v} per node ${(v / N).toFixed(2)}`);
+  process.stdout.write(out.join('\n') + '\n');
+} finally {
+  client.close();
+  await mesh.stop();
+}
