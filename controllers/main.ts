@@ -178,7 +178,13 @@ async function run(flags: Flags): Promise<void> {
     logger,
   });
   // The admin token, node credentials issued at join, the Node authorizer, /cluster-info and /join.
-  const access = meshAccess({ store, adminTokenSha256: files.adminTokenSha256, caPem: files.ca.certPem, logger });
+  const access = meshAccess({
+    store,
+    adminTokenSha256: files.adminTokenSha256,
+    caPem: files.ca.certPem,
+    listenerScheme: flags.insecureHttp ? 'http' : 'https',
+    logger,
+  });
   const certificates = certificateEndpoints(store);
   const metrics = { render: (): string => '' };
   const backups = createBackupService({ store, dataDir: flags.dataDir, logger });

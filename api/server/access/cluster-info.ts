@@ -21,6 +21,11 @@ export interface ClusterInfoOptions {
   caPem: string;
   /** The URL to advertise; default: the scheme and Host header of the request. */
   serverUrl?: () => string | undefined;
+  /**
+   * The scheme of the control plane's TCP listener (default https), advertised for a request that came over the
+   * local Unix socket (listen-unix.ts): the Host header it carries is the TCP listener's, never the socket's.
+   */
+  listenerScheme?: 'http' | 'https';
 }
 
 /** Creates the `GET /cluster-info` handler. */
@@ -28,7 +33,9 @@ export function createClusterInfoHandler(
   opts: ClusterInfoOptions,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    const scheme = req.socket instanceof TLSSocket ? 'https' : 'http';
+    // A Unix socket has no remote address; a TCP one without TLS is --insecure-http's.
+    const local = req.socket.remoteAddress === undefined;
+    const scheme = req.socket instanceof TLSSocket ? 'https' : local ? (opts.listenerScheme ?? 'https') : 'http';
     const server = opts.serverUrl?.() ?? `${scheme}://${req.headers.host ?? 'localhost'}`;
     const info: ClusterInfo = { ca: opts.caPem, server };
     sendJson(res, 200, info);

@@ -39,6 +39,8 @@ export interface MeshAccessOptions {
   caPem: string;
   /** The URL /cluster-info advertises (default: what the request reached). */
   serverUrl?: () => string | undefined;
+  /** The scheme of the TCP listener, which /cluster-info advertises to a request over the local socket. */
+  listenerScheme?: 'http' | 'https';
   /** The clock of the rate limits and quotas (default the real one). */
   clock?: Clock;
   /** What a node may create of Events (default event-quota.ts's EVENT_LIMITS). */
@@ -68,6 +70,7 @@ export function meshAccess(opts: MeshAccessOptions): MeshAccess {
   const clusterInfo = createClusterInfoHandler({
     caPem: opts.caPem,
     ...(opts.serverUrl ? { serverUrl: opts.serverUrl } : {}),
+    ...(opts.listenerScheme ? { listenerScheme: opts.listenerScheme } : {}),
   });
   return {
     authenticate: bearerAuthenticator({
