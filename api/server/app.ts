@@ -100,18 +100,19 @@ export function createApp(opts: AppOptions): App {
     ui: opts.ui,
     extraMetrics: opts.metrics,
   };
-  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+  // Per request, nothing is built for the error path until it is taken (a heartbeat a second per node).
+  const fail = (req: IncomingMessage, res: ServerResponse, e: unknown): void => {
     const where = { method: req.method, path: req.url?.split('?')[0]?.slice(0, 200) };
-    const fail = (e: unknown): void => {
-      const err = toApiError(e, cfg.logger, where);
-      cfg.metrics.counted(err);
-      sendError(res, err, cfg.logger, where);
-    };
+    const err = toApiError(e, cfg.logger, where);
+    cfg.metrics.counted(err);
+    sendError(res, err, cfg.logger, where);
+  };
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
     try {
       const done = dispatch(cfg, req, res);
-      if (done) done.catch(fail);
+      if (done) done.catch((e: unknown) => fail(req, res, e));
     } catch (e) {
-      fail(e);
+      fail(req, res, e);
     }
   };
   return {
@@ -173,9 +174,10 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
   }
   const identity = cfg.authenticate(req);
   if (!identity) throw unauthorized();
-  cfg.metrics.request(identity.kind, method, routeLabel(route, url));
+  const held = longRunning(route, url);
+  cfg.metrics.request(identity.kind, method, routeLabel(route, held));
   if (route?.type === 'metrics') return serveMetrics(cfg, identity, res, method, url);
-  cfg.limiter.admit(res, clientKey(identity), longRunning(route, url), identity.kind === 'admin');
+  cfg.limiter.admit(res, clientKey(identity), held, identity.kind === 'admin');
   if (!route || route.type === 'join') throw notFoundPath();
   if (route.type === 'logs') return serveLogs(cfg, { req, res, url, method, identity, node: route.node });
   if (route.type === 'certificate') {
@@ -211,12 +213,12 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
 }
 
 /** What a request addresses, for the request counter: `<plural>[/<subresource>]`, `<plural>/watch` or the route type. */
-function routeLabel(route: Route | undefined, url: URL): string {
+function routeLabel(route: Route | undefined, held: boolean): string {
   if (!route) return 'unknown';
   if (route.type !== 'resource') return route.type;
   if (!kindByPlural(route.plural) || (route.subresource !== undefined && route.subresource !== 'status'))
     return 'unknown';
-  if (longRunning(route, url)) return `${route.plural}/watch`;
+  if (held) return `${route.plural}/watch`;
   return route.subresource ? `${route.plural}/${route.subresource}` : route.plural;
 }
 
@@ -268,11 +270,16 @@ function coreEvents(cfg: AppConfig, identity: Identity, c: Call, route: Extract<
 
 /** Watches and followed logs: held open, so bounded per client rather than by the in-flight cap. */
 function longRunning(route: Route | undefined, url: URL): boolean {
-  const flag = (name: string): boolean => ['true', '1'].includes(url.searchParams.get(name) ?? '');
-  if (route?.type === 'logs') return flag('follow');
-  if (route?.type === 'core-events') return route.watchPath || flag('watch');
+  if (route?.type === 'logs') return flag(url, 'follow');
+  if (route?.type === 'core-events') return route.watchPath || flag(url, 'watch');
   if (route?.type !== 'resource') return false;
-  return route.watchPath || (route.name === undefined && flag('watch'));
+  return route.watchPath || (route.name === undefined && flag(url, 'watch'));
+}
+
+/** Whether query parameter `name` is `true` or `1`. */
+function flag(url: URL, name: string): boolean {
+  const v = url.search === '' ? null : url.searchParams.get(name);
+  return v === 'true' || v === '1';
 }
 
 /** `GET /metrics`, for the admin only; before the in-flight bound, so that it can be read during a storm. */

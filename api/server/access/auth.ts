@@ -49,18 +49,46 @@ export interface BearerAuthenticatorOptions {
   adminTokenSha256: string | (() => string);
   /** Resolves other tokens by their hex SHA-256 (per-node credentials). */
   resolve?: (tokenSha256: string) => Identity | undefined;
+  /** How a token is hashed (default hashToken; tests count the calls). */
+  hash?: (token: string) => string;
 }
 
-/** Builds the bearer-token authenticator: the admin token, then whatever `resolve` knows. */
+/** A connection's last Authorization header and its token's SHA-256 (hex and bytes). */
+interface HashedHeader {
+  header: string;
+  hex: string;
+  bytes: Buffer;
+}
+
+/**
+ * Builds the bearer-token authenticator: the admin token, then whatever `resolve` knows. A kept connection
+ * (an agent's heartbeats) presents the same header on every request, so its token's hash is kept per socket
+ * and computed again only when the header changes; what the hash maps to (the admin hash, `resolve`) is
+ * looked up on every request, so a rotated or revoked credential is refused at once.
+ */
 export function bearerAuthenticator(opts: BearerAuthenticatorOptions): Authenticator {
+  const hash = opts.hash ?? hashToken;
+  const perSocket = new WeakMap<object, HashedHeader>();
+  let admin: { hex: string; bytes: Buffer } | undefined;
+  const adminBytes = (): Buffer => {
+    const hex = typeof opts.adminTokenSha256 === 'function' ? opts.adminTokenSha256() : opts.adminTokenSha256;
+    if (admin?.hex !== hex) admin = { hex, bytes: Buffer.from(hex, 'hex') };
+    return admin.bytes;
+  };
   return (req) => {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-    if (!m?.[1]) return undefined;
-    const presented = Buffer.from(hashToken(m[1]), 'hex');
-    const admin = typeof opts.adminTokenSha256 === 'function' ? opts.adminTokenSha256() : opts.adminTokenSha256;
-    const expected = Buffer.from(admin, 'hex');
-    if (expected.length === presented.length && timingSafeEqual(expected, presented)) return { kind: 'admin' };
-    return opts.resolve?.(presented.toString('hex'));
+    const header = req.headers.authorization ?? '';
+    const socket: object | null | undefined = req.socket;
+    let hashed = socket ? perSocket.get(socket) : undefined;
+    if (hashed?.header !== header) {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+      if (!m?.[1]) return undefined;
+      const hex = hash(m[1]);
+      hashed = { header, hex, bytes: Buffer.from(hex, 'hex') };
+      if (socket) perSocket.set(socket, hashed);
+    }
+    const expected = adminBytes();
+    if (expected.length === hashed.bytes.length && timingSafeEqual(expected, hashed.bytes)) return { kind: 'admin' };
+    return opts.resolve?.(hashed.hex);
   };
 }
 

@@ -97,6 +97,30 @@ test("the admin's status writes and a node's invalid contact time are never abso
   assert.equal(bad.status, 422, `an invalid time goes to admission and is refused: ${bad.text}`);
 });
 
+test('a heartbeat that removes or adds a status field is written at once', async (t) => {
+  const clock = new FakeClock({ start: Date.parse('2026-01-01T00:00:00Z') });
+  const srv = await serve(t, clock);
+  await beat(srv, clock.now());
+  const rv = srv.store.get('nodes', 'a')!.metadata.resourceVersion;
+  clock.advance(10_000);
+  const removed = await httpRequest(
+    { server: srv.url, token: 'tok-a' },
+    'PATCH',
+    `${API}/nodes/a/status`,
+    { status: { controlPlaneLastContact: rfc3339(clock.now()), agentVersion: null } },
+    MERGE,
+  );
+  assert.equal(removed.status, 200, removed.text);
+  const rv2 = srv.store.get('nodes', 'a')!.metadata.resourceVersion;
+  assert.notEqual(rv2, rv, 'a removed field is a change');
+  assert.equal(srv.store.get('nodes', 'a')!.status?.agentVersion, undefined);
+  clock.advance(10_000);
+  const added = await beat(srv, clock.now());
+  assert.equal(added.status, 200, added.text);
+  assert.notEqual(srv.store.get('nodes', 'a')!.metadata.resourceVersion, rv2, 'an added field is a change');
+  assert.equal(srv.store.get('nodes', 'a')!.status?.agentVersion, 'v1');
+});
+
 test('listeners hear every heartbeat; the persist interval grows so that at most the maximum rate is persisted', async (t) => {
   const clock = new FakeClock({ start: Date.parse('2026-01-01T00:00:00Z') });
   const srv = await serve(t, clock);

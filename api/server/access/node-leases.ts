@@ -87,7 +87,7 @@ export class NodeLeases {
     if (!stored || typeof contact !== 'string' || Number.isNaN(Date.parse(contact))) return write(obj);
     const now = this.clock.now();
     const last = this.persistedAt.get(name);
-    if (last !== undefined && now - last < this.interval() && this.onlyContact(stored, obj, contact)) {
+    if (last !== undefined && now - last < this.interval() && this.onlyContact(stored, obj)) {
       this.beat(name, now);
       return { ...stored, status: { ...statusOf(stored), controlPlaneLastContact: contact } } as T;
     }
@@ -97,12 +97,23 @@ export class NodeLeases {
     return written;
   }
 
-  /** True when `obj` differs from `stored` only in its controlPlaneLastContact (and names its version, if any). */
-  private onlyContact(stored: KubeObject, obj: KubeObject, contact: string): boolean {
+  /**
+   * True when `obj` differs from `stored` only in its controlPlaneLastContact (and names its version, if any):
+   * field by field, without copying either status (this runs for every heartbeat).
+   */
+  private onlyContact(stored: KubeObject, obj: KubeObject): boolean {
     const rv = obj.metadata?.resourceVersion;
     if (rv !== undefined && rv !== stored.metadata?.resourceVersion) return false;
-    const before = { ...statusOf(stored), controlPlaneLastContact: contact };
-    return isDeepStrictEqual(before, { ...statusOf(obj), controlPlaneLastContact: contact });
+    const before = statusOf(stored) ?? {};
+    const after = statusOf(obj) ?? {};
+    let fields = 0;
+    for (const key of Object.keys(after)) {
+      if (key === 'controlPlaneLastContact') continue;
+      fields++;
+      if (!Object.hasOwn(before, key) || !isDeepStrictEqual(before[key], after[key])) return false;
+    }
+    for (const key of Object.keys(before)) if (key !== 'controlPlaneLastContact') fields--;
+    return fields === 0;
   }
 
   private beat(name: string, at: number): void {

@@ -10,7 +10,17 @@
  */
 import { ApiError } from '../../meta/api-error.ts';
 import type { KubeObject } from '../../meta/types.ts';
-import type { Store } from '../../store/types.ts';
+import type { ObjectOf } from '../../v1alpha1/generated/resources.ts';
+import type {
+  CreateOptions,
+  DeleteOptions,
+  ListOptions,
+  Store,
+  StoreWatchEvent,
+  UpdateOptions,
+  Watch,
+  WatchOptions,
+} from '../../store/types.ts';
 import { forbidden, type Identity } from './auth.ts';
 import type { EventQuota } from './event-quota.ts';
 import type { NodeLeases } from './node-leases.ts';
@@ -25,30 +35,57 @@ export function storeFor(identity: Identity, store: Store, quota?: EventQuota, l
  * events; `leases` takes its heartbeats (a dry run always goes to the store).
  */
 export function nodeRestrictedStore(store: Store, self: string, quota?: EventQuota, leases?: NodeLeases): Store {
-  return {
-    resourceVersion: () => store.resourceVersion(),
-    get: (plural, name) => store.get(plural, name),
-    list: (plural, opts) => store.list(plural, opts),
-    create: async (plural, obj, opts) => {
-      if (plural !== 'events') return store.create(plural, obj, opts);
-      checkEvent(store, self, obj);
-      if (!quota) return store.create(plural, obj, opts);
-      quota.take(self);
-      const created = await store.create(plural, quota.label(obj, self), opts);
-      if (!opts?.dryRun) await quota.collect(store, self);
-      return created;
-    },
-    update: (plural, obj, opts) => {
-      if (plural !== 'nodes') return store.update(plural, obj, opts);
-      const kept = keepOverlayAddress(store, obj);
-      if (!leases || opts?.subresource !== 'status' || opts.dryRun || kept.metadata?.name !== self)
-        return store.update(plural, kept, opts);
-      return leases.update(store, kept, (o) => store.update(plural, o, opts));
-    },
-    delete: (plural, name, opts) => store.delete(plural, name, opts),
-    watch: (plural, opts, onEvent) => store.watch(plural, opts, onEvent),
-    close: () => Promise.reject(new ApiError({ reason: 'InternalError', message: 'a request cannot close the store' })),
-  };
+  return new NodeRestrictedStore(store, self, quota, leases);
+}
+
+/**
+ * The view nodeRestrictedStore returns, a class so that building one per request (a heartbeat a second per
+ * node) allocates one small object rather than a closure per method.
+ */
+class NodeRestrictedStore implements Store {
+  constructor(
+    private readonly store: Store,
+    private readonly self: string,
+    private readonly quota: EventQuota | undefined,
+    private readonly leases: NodeLeases | undefined,
+  ) {}
+
+  resourceVersion(): string {
+    return this.store.resourceVersion();
+  }
+  get<P extends string>(plural: P, name: string): ObjectOf<P> | undefined {
+    return this.store.get(plural, name);
+  }
+  list<P extends string>(plural: P, opts?: ListOptions): { items: ObjectOf<P>[]; resourceVersion: string } {
+    return this.store.list(plural, opts);
+  }
+  async create<P extends string>(plural: P, obj: ObjectOf<P>, opts?: CreateOptions): Promise<ObjectOf<P>> {
+    const { store, self, quota } = this;
+    if (plural !== 'events') return store.create(plural, obj, opts);
+    checkEvent(store, self, obj);
+    if (!quota) return store.create(plural, obj, opts);
+    quota.take(self);
+    const created = await store.create(plural, quota.label(obj, self), opts);
+    if (!opts?.dryRun) await quota.collect(store, self);
+    return created;
+  }
+  update<P extends string>(plural: P, obj: ObjectOf<P>, opts?: UpdateOptions): Promise<ObjectOf<P>> {
+    const { store, self, leases } = this;
+    if (plural !== 'nodes') return store.update(plural, obj, opts);
+    const kept = keepOverlayAddress(store, obj);
+    if (!leases || opts?.subresource !== 'status' || opts.dryRun || kept.metadata?.name !== self)
+      return store.update(plural, kept, opts);
+    return leases.update(store, kept, (o) => store.update(plural, o, opts));
+  }
+  delete(plural: string, name: string, opts?: DeleteOptions): Promise<KubeObject> {
+    return this.store.delete(plural, name, opts);
+  }
+  watch(plural: string, opts: WatchOptions, onEvent: (e: StoreWatchEvent) => void): Watch {
+    return this.store.watch(plural, opts, onEvent);
+  }
+  close(): Promise<void> {
+    return Promise.reject(new ApiError({ reason: 'InternalError', message: 'a request cannot close the store' }));
+  }
 }
 
 /** Throws 403 unless the Event is about node `self`'s own objects. */

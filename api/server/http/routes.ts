@@ -52,7 +52,8 @@ export function notFoundPath(): ApiError {
 /** Resolves a URL path; undefined when it addresses nothing we serve (404). */
 export function matchRoute(pathname: string): Route | undefined {
   const path = pathname.length > 1 && pathname.endsWith('/') ? pathname.slice(0, -1) : pathname;
-  if (HEALTH.has(path) || /^\/(healthz|readyz|livez)\/[\w-]+$/.test(path)) return { type: 'health' };
+  const resource = path.startsWith(PREFIX);
+  if (!resource && (HEALTH.has(path) || /^\/(healthz|readyz|livez)\/[\w-]+$/.test(path))) return { type: 'health' };
   if (path === '/metrics') return { type: 'metrics' };
   if (path === '/cluster-info' || path === '/join')
     return { type: 'join', endpoint: path === '/join' ? 'join' : 'cluster-info' };
@@ -61,7 +62,7 @@ export function matchRoute(pathname: string): Route | undefined {
   const openapi = OPENAPI[path];
   if (openapi) return { type: 'openapi', doc: openapi };
   if (path.startsWith('/api/v1/')) return coreEventsRoute(path.slice('/api/v1/'.length).split('/').map(decodeSegment));
-  if (!path.startsWith(PREFIX)) return undefined;
+  if (!resource) return undefined;
   const parts = path.slice(PREFIX.length).split('/').map(decodeSegment);
   const watchPath = parts[0] === 'watch';
   if (watchPath) parts.shift();
@@ -126,12 +127,14 @@ function coreEventsRoute(parts: string[]): Route | undefined {
  * (`…/modules/%2e%2e` is `…/v1alpha1`, the discovery document) and the request would reach what it did not name.
  */
 export function checkDotSegments(path: string): void {
+  if (!path.includes('.') && !path.includes('%')) return; // the usual request: nothing that could be one
   for (const s of path.split('?')[0].split('/')) {
     if (/^(\.|%2e){1,2}$/i.test(s)) throw ApiError.badRequest('the request path must not contain "." or ".." segments');
   }
 }
 
 function decodeSegment(s: string): string {
+  if (!s.includes('%')) return s;
   try {
     return decodeURIComponent(s);
   } catch {
