@@ -5,7 +5,7 @@
  * mesh-agent does on the wire, and then: control-plane CPU idle (N nodes stored, no agent yet) and while the
  * agents only heartbeat; RSS; a change to one Module assigned to every node until every node reported it applied;
  * one node's change until applied; `meshctl get nodes` and `meshctl get nodes <one>`; and the thundering herd —
- * SIGKILL, restart, time until every Node is Reachable with a heartbeat written after the kill. Throughout, the
+ * SIGKILL, restart, time until every Node is Reachable with a heartbeat since the kill. Throughout, the
  * control plane's RSS (anon/file), V8 heap and CPU are sampled every second by phase (lib/scale-memory.ts).
  * Run alone: `node --import tsx bench/scale.ts` prints the markdown section.
  */

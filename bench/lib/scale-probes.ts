@@ -85,7 +85,8 @@ export async function timeMeshctl(
 /** True when `n` has a heartbeat written at or after `sinceMs` and is Reachable. */
 function isBack(n: Node, sinceMs: number): boolean {
   const beat = Date.parse(n.status?.controlPlaneLastContact ?? '');
-  return beat >= sinceMs && findCondition(n.status?.conditions, 'Reachable')?.status === 'True';
+  const seen = Date.parse(n.status?.lastSeen ?? '');
+  return (beat >= sinceMs || seen >= sinceMs) && findCondition(n.status?.conditions, 'Reachable')?.status === 'True';
 }
 
 /** The Nodes not yet back after a time, and what a few of them say (to tell why, when some never come back). */
@@ -97,9 +98,12 @@ export interface NotBack {
 }
 
 /**
- * Nodes not yet back after `sinceMs`: no heartbeat written since (status.controlPlaneLastContact, the agent's time —
- * the same machine's clock here; the stored lastSeen may lag a persist interval behind by design), or not
- * Reachable=True.
+ * Nodes not yet back after `sinceMs`: not Reachable=True, or no heartbeat since — neither a contact time the agent
+ * wrote since (status.controlPlaneLastContact, the agent's clock: the same machine's here) nor a `lastSeen` the
+ * restarted control plane stored since (its own observation; it persists each node's first heartbeat at once).
+ * Either alone can lag: a heartbeat built just before the kill and delivered after the restart stores an old
+ * contact time, and the heartbeats after it are leases that are persisted only every persist interval (200 s at
+ * N = 5,000), so the stored contact can stay older than the kill while the node heartbeats.
  */
 export async function nodesNotBack(client: Client, sinceMs: number): Promise<NotBack> {
   const nodes = (await client.list('nodes')).items;

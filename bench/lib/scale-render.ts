@@ -81,7 +81,7 @@ function table(rows: ScaleRow[]): string[] {
     line('`meshctl get nodes <one>` p50 / max (ms)', (r) => `${ms(r.getOne.p50)} / ${ms(r.getOne.max)}`),
     line('herd: SIGKILL → restarted and serving (s)', (r) => s(r.herd.servingMs)),
     line(
-      'herd: SIGKILL → every Node Reachable with a heartbeat written after the kill (s)',
+      'herd: SIGKILL → every Node Reachable with a heartbeat since the kill (s)',
       (r) => `**${s(r.herd.allBackMs)}**`,
     ),
     line('herd: SIGKILL → 99 % of Nodes back (s)', (r) => s(r.herd.back99Ms)),
