@@ -4,93 +4,16 @@
  * in microseconds and "exactly when the grace period runs out" is checked to the millisecond. Heartbeats
  * are the agent's real write (a merge patch of Node status) carrying a deliberately wrong agent clock.
  */
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Client } from '../api/client/types.ts';
 import { ApiError } from '../api/meta/api-error.ts';
-import { createJsonLogger, silentLogger } from '../api/meta/logger.ts';
 import { rfc3339 } from '../api/meta/timestamp.ts';
-import type { Condition, KubeObject } from '../api/meta/types.ts';
-import type { NodeStatus } from '../api/v1alpha1/generated/index.ts';
-import { serverSuite } from '../test/server-suite.ts';
-import { createNodeController, nextNodeStatus } from './node-controller.ts';
-import { FakeClock } from '../api/meta/fake-clock.ts';
-import { createManager } from './runtime/manager.ts';
 import { eventually } from '../test/eventually.ts';
+import { nodeControllerTesting, S, T0 } from './node-controller-testing.ts';
 
-const T0 = Date.parse('2030-01-01T00:00:00Z');
-const S = 1000;
 const iso = rfc3339;
-
-const suite = serverSuite();
-
-/** A running Node controller on a fake clock; `writes(node)` counts the status writes it sent for a node. */
-async function startController(
-  t: TestContext,
-  start = T0,
-  heartbeats?: { onBeat(fn: (node: string, atMs: number) => void): void },
-): Promise<{ clock: FakeClock; writes: (node: string) => number; stop: () => Promise<void> }> {
-  const clock = new FakeClock({ start });
-  const sent: string[] = [];
-  const recording: Client = {
-    ...suite.client,
-    updateStatus: (plural, obj, opts) => {
-      sent.push(obj.metadata.name ?? '');
-      return suite.client.updateStatus(plural, obj, opts);
-    },
-  };
-  const manager = createManager({
-    client: recording,
-    logger: process.env.DBG ? createJsonLogger() : silentLogger,
-    backoff: { baseMs: 20, maxMs: 200 },
-  });
-  manager.add(createNodeController({ manager, clock, ...(heartbeats ? { heartbeats } : {}) }));
-  assert.equal(await manager.start(), true);
-  let stopped = false;
-  const stop = async (): Promise<void> => {
-    if (!stopped) {
-      stopped = true;
-      await manager.stop();
-    }
-  };
-  t.after(stop);
-  return { clock, writes: (node) => sent.filter((n) => n === node).length, stop };
-}
-
-/** Lets the controller act on whatever is queued (real time: the server round trips are real). */
-const quiet = (): Promise<void> => new Promise((r) => setTimeout(r, 150));
-
-const statusOf = async (node: string): Promise<NodeStatus> =>
-  ((await suite.client.get('nodes', node)) as KubeObject & { status?: NodeStatus }).status ?? {};
-const conditionOf = async (node: string, type: string): Promise<Condition | undefined> =>
-  (await statusOf(node)).conditions?.find((c) => c.type === type);
-
-/** Waits until the node's condition `type` has `status` (and `reason` when given); returns the node's status. */
-async function waitCondition(node: string, type: string, status: string, reason?: string): Promise<NodeStatus> {
-  return eventually(async () => {
-    const s = await statusOf(node);
-    const c = s.conditions?.find((x) => x.type === type);
-    assert.equal(c?.status, status, `${node} ${type}: ${JSON.stringify(c)}`);
-    if (reason) assert.equal(c?.reason, reason);
-    return s;
-  });
-}
-
-let beat = 0;
-/** The agent's heartbeat write, with an agent clock from 1999 (which the control plane must not use). */
-async function heartbeat(node: string, appliedGeneration?: number): Promise<void> {
-  const agentClock = new Date(Date.parse('1999-01-01T00:00:00Z') + ++beat).toISOString();
-  const declaration = appliedGeneration === undefined ? {} : { appliedGeneration };
-  await suite.client.patch(
-    'nodes',
-    node,
-    { status: { controlPlaneLastContact: agentClock, agentVersion: '0.1.0', declaration } },
-    { subresource: 'status' },
-  );
-}
-
-const createNode = (name: string): Promise<KubeObject> =>
-  suite.client.create('nodes', { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name } });
+const { suite, startController, quiet, statusOf, conditionOf, waitCondition, heartbeat, lastAgentClock, createNode } =
+  nodeControllerTesting();
 
 test("a heartbeat makes a node reachable at the control plane's time; silence flips it exactly when the grace period runs out", async (t) => {
   const { clock, writes } = await startController(t);
@@ -109,11 +32,7 @@ test("a heartbeat makes a node reachable at the control plane's time; silence fl
   );
   assert.equal(up.reachable, true);
   assert.equal(up.since, iso(T0 + 5 * S));
-  assert.equal(
-    up.controlPlaneLastContact,
-    new Date(Date.parse('1999-01-01T00:00:00Z') + beat).toISOString(),
-    "the agent's fields are kept",
-  );
+  assert.equal(up.controlPlaneLastContact, lastAgentClock(), "the agent's fields are kept");
 
   clock.advance(40 * S - 1);
   await quiet();
@@ -181,86 +100,6 @@ test("the grace period is the Mesh's spec.reachabilityGracePeriod", async (t) =>
   assert.equal(down.conditions?.find((c) => c.type === 'Reachable')?.message, 'no heartbeat for 2s (grace period 2s)');
 });
 
-test('desired generation comes from the Declaration; the node is pending until it applied it', async (t) => {
-  await startController(t);
-  await createNode('busy');
-  await heartbeat('busy', 1);
-  const none = await waitCondition('busy', 'DeclarationApplied', 'Unknown', 'NoDeclaration');
-  assert.deepEqual(none.declaration, { appliedGeneration: 1 });
-
-  const decl = await suite.client.create('declarations', {
-    apiVersion: 'meshctl.dev/v1alpha1',
-    kind: 'Declaration',
-    metadata: { name: 'busy' },
-    spec: { generation: 3, resources: [] },
-  });
-  const pending = await waitCondition('busy', 'DeclarationApplied', 'False', 'Pending');
-  assert.deepEqual(pending.declaration, { appliedGeneration: 1, desiredGeneration: 3 });
-  assert.equal(
-    pending.conditions?.find((c) => c.type === 'DeclarationApplied')?.message,
-    'declaration generation 3 is pending: the node last applied generation 1',
-  );
-
-  await suite.client.updateStatus('declarations', {
-    ...decl,
-    status: {
-      observedGeneration: decl.metadata.generation,
-      appliedGeneration: 1,
-      conditions: [
-        {
-          type: 'Applied',
-          status: 'False',
-          reason: 'NotApplied',
-          message: '1 of 1 resources not applied: web/conf Failed: EACCES',
-          lastTransitionTime: iso(T0),
-        },
-      ],
-    },
-  });
-  const failed = await waitCondition('busy', 'DeclarationApplied', 'False', 'NotApplied');
-  assert.match(
-    failed.conditions!.find((c) => c.type === 'DeclarationApplied')!.message,
-    /generation 3 did not apply .*EACCES/,
-  );
-
-  await heartbeat('busy', 3);
-  const applied = await waitCondition('busy', 'DeclarationApplied', 'True', 'Applied');
-  assert.deepEqual(applied.declaration, { appliedGeneration: 3, desiredGeneration: 3 });
-});
-
-test("the Declaration status's applied generation reaches the Node without a heartbeat, and the next heartbeat then costs no write", async (t) => {
-  const { writes } = await startController(t);
-  await createNode('quick');
-  await heartbeat('quick', 1);
-  const decl = await suite.client.create('declarations', {
-    apiVersion: 'meshctl.dev/v1alpha1',
-    kind: 'Declaration',
-    metadata: { name: 'quick' },
-    spec: { generation: 2, resources: [] },
-  });
-  await waitCondition('quick', 'DeclarationApplied', 'False', 'Pending');
-  // The agent's report after applying generation 2: on the Declaration only.
-  await suite.client.updateStatus('declarations', {
-    ...decl,
-    status: { observedGeneration: decl.metadata.generation, receivedGeneration: 2, appliedGeneration: 2 },
-  });
-  const applied = await waitCondition('quick', 'DeclarationApplied', 'True', 'Applied');
-  assert.deepEqual(applied.declaration, { appliedGeneration: 2, desiredGeneration: 2 });
-  // Its next heartbeat says the same: the Node is written again only for the new contact time (none of this
-  // controller's fields change), and a heartbeat still carrying generation 1 does not move it back.
-  const before = writes('quick');
-  await heartbeat('quick', 2);
-  await quiet();
-  assert.equal(writes('quick'), before, 'a heartbeat repeating the applied generation costs the controller no write');
-  await heartbeat('quick', 1);
-  const kept = await eventually(async () => {
-    const s = await statusOf('quick');
-    assert.equal(s.declaration?.appliedGeneration, 2, `applied generation: ${JSON.stringify(s.declaration)}`);
-    return s;
-  });
-  assert.equal(kept.conditions?.find((c) => c.type === 'DeclarationApplied')?.status, 'True');
-});
-
 test("a restarted control plane keeps each node's condition for one grace period, then judges it from lastSeen", async (t) => {
   const first = await startController(t);
   await createNode('restart');
@@ -312,64 +151,6 @@ test('a deleted node is forgotten, not recreated', async (t) => {
   clock.advance(60 * S);
   await quiet();
   await assert.rejects(suite.client.get('nodes', 'gone'), (e: unknown) => e instanceof ApiError && e.code === 404);
-});
-
-test("nextNodeStatus sets only the controller's fields and keeps what the agent reported", () => {
-  const agent = {
-    controlPlaneLastContact: '1999-01-01T00:00:00.000Z',
-    agentVersion: '0.1.0',
-    overlay: { address: '100.64.0.2' },
-  };
-  const before: NodeStatus = {
-    ...agent,
-    reachable: true,
-    since: '2030-01-01T00:00:00Z',
-    declaration: { desiredGeneration: 2, appliedGeneration: 2 },
-  };
-  const next = nextNodeStatus(before, {
-    generation: 4,
-    now: '2030-01-01T00:01:00Z',
-    lastSeen: '2030-01-01T00:00:10Z',
-    reachable: { status: 'Unknown', reason: 'NeverSeen', message: 'm' },
-    declaration: { status: 'Unknown', reason: 'NoDeclaration', message: 'n' },
-  });
-  assert.deepEqual(
-    next,
-    {
-      ...agent,
-      observedGeneration: 4,
-      since: '2030-01-01T00:01:00Z',
-      lastSeen: '2030-01-01T00:00:10Z',
-      declaration: { appliedGeneration: 2 },
-      conditions: [
-        {
-          type: 'Reachable',
-          status: 'Unknown',
-          reason: 'NeverSeen',
-          message: 'm',
-          lastTransitionTime: '2030-01-01T00:01:00Z',
-        },
-        {
-          type: 'DeclarationApplied',
-          status: 'Unknown',
-          reason: 'NoDeclaration',
-          message: 'n',
-          lastTransitionTime: '2030-01-01T00:01:00Z',
-        },
-      ],
-    },
-    'no reachable field while Unknown; no desiredGeneration without a Declaration',
-  );
-  assert.deepEqual(Object.keys(next), [
-    'observedGeneration',
-    'since',
-    'lastSeen',
-    'declaration',
-    'controlPlaneLastContact',
-    'agentVersion',
-    'overlay',
-    'conditions',
-  ]);
 });
 
 test('lastSeen is persisted lazily, like a Lease: most heartbeats cost no write, and what the store holds at a crash is less than one persist interval stale and never in the future', async (t) => {
