@@ -10,27 +10,15 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createClient } from '../api/client/http-client.ts';
-import type { Module } from '../api/v1alpha1/generated/module.ts';
 import { httpRequest } from '../test/harness.ts';
 import { sleep } from './lib/load.ts';
 import { cpuSecondsOf } from './lib/proc.ts';
-import { contentOf, RoundTracker, rvOf, versionOf } from './lib/round-tracker.ts';
+import { RoundTracker, rvOf } from './lib/round-tracker.ts';
 import { startScaleMesh } from './lib/scale-mesh.ts';
+import { fanoutModule } from './lib/scale-probes.ts';
 
 const N = Number(process.env.N ?? 1000);
 const W = Number(process.env.W ?? 10_000);
-const mod = (round: number, rv?: string): Module => ({
-  apiVersion: 'meshctl.dev/v1alpha1',
-  kind: 'Module',
-  metadata: { name: 'scale', ...(rv ? { resourceVersion: rv } : {}) },
-  spec: {
-    version: versionOf(round),
-    resources: [
-      { id: 'config', kind: 'File', spec: { path: '/srv/scale.txt', content: contentOf(round), mode: '0644' } },
-    ],
-  },
-});
-
 const mesh = await startScaleMesh({
   nodes: N,
   module: 'scale',
@@ -79,7 +67,7 @@ async function window(change: boolean, round: number, tracker: RoundTracker, sto
   let appliedMs: number[] = [];
   if (change) {
     const done = tracker.expect(round, 120_000);
-    const upd = await client.update('modules', mod(round, stored.rv));
+    const upd = await client.update('modules', fanoutModule(round, stored.rv));
     stored.rv = rvOf(upd);
     appliedMs = [...(await done).applied.values()].map((t) => t - t0);
   }
@@ -105,7 +93,7 @@ try {
   const tracker = new RoundTracker(N);
   await tracker.open(client, (await client.list('meshes')).metadata.resourceVersion);
   const ready = tracker.expect(0, 300_000);
-  const stored = { rv: rvOf(await client.create('modules', mod(0))) };
+  const stored = { rv: rvOf(await client.create('modules', fanoutModule(0))) };
   mesh.startAgents();
   await ready;
   process.stderr.write(`probe: round 0 applied on ${N}\n`);

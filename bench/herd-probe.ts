@@ -9,26 +9,14 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createClient } from '../api/client/http-client.ts';
-import type { Module } from '../api/v1alpha1/generated/module.ts';
 import { httpRequest } from '../test/harness.ts';
 import { sleep } from './lib/load.ts';
 import { cpuSecondsOf } from './lib/proc.ts';
-import { contentOf, RoundTracker, versionOf } from './lib/round-tracker.ts';
+import { RoundTracker } from './lib/round-tracker.ts';
 import { startScaleMesh } from './lib/scale-mesh.ts';
-import { waitAllBack } from './lib/scale-probes.ts';
+import { fanoutModule, waitAllBack } from './lib/scale-probes.ts';
 
 const N = Number(process.env.N ?? 1000);
-const mod = (round: number): Module => ({
-  apiVersion: 'meshctl.dev/v1alpha1',
-  kind: 'Module',
-  metadata: { name: 'scale' },
-  spec: {
-    version: versionOf(round),
-    resources: [
-      { id: 'config', kind: 'File', spec: { path: '/srv/scale.txt', content: contentOf(round), mode: '0644' } },
-    ],
-  },
-});
 const mesh = await startScaleMesh({
   nodes: N,
   module: 'scale',
@@ -48,7 +36,7 @@ try {
   const tracker = new RoundTracker(N);
   await tracker.open(client, (await client.list('meshes')).metadata.resourceVersion);
   const ready = tracker.expect(0, 300_000);
-  await client.create('modules', mod(0));
+  await client.create('modules', fanoutModule(0));
   mesh.startAgents();
   await ready;
   tracker.close();

@@ -13,19 +13,19 @@ import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createClient, type HttpClient } from '../api/client/http-client.ts';
 import type { KubeObject } from '../api/meta/types.ts';
-import type { Module } from '../api/v1alpha1/generated/module.ts';
 import { isMain } from './lib/child.ts';
 import { buildDist } from './lib/build-dist.ts';
 import { sleep } from './lib/load.ts';
 import { memoryOf } from './lib/proc.ts';
 import { memoryLines, MemoryPhases } from './lib/scale-memory.ts';
-import { contentOf, RoundTracker, rvOf, versionOf } from './lib/round-tracker.ts';
+import { RoundTracker, rvOf } from './lib/round-tracker.ts';
 import { simNodeName } from './lib/scale-fixture.ts';
 import { startScaleMesh, type ScaleMesh } from './lib/scale-mesh.ts';
 import {
   cpuPercent,
   ratesBetween,
   requestCounts,
+  fanoutModule,
   soloModule,
   timeMeshctl,
   waitAllBack,
@@ -50,20 +50,6 @@ const DEADLINE = process.env.SCALE_DEADLINE
   : Date.now() + Number(process.env.SCALE_BUDGET_S ?? 86_400) * 1000;
 /** `ms`, or what is left of the budget when that is less. */
 const within = (ms: number): number => Math.max(1000, Math.min(ms, DEADLINE - Date.now()));
-
-function fanoutModule(round: number, resourceVersion?: string): Module {
-  return {
-    apiVersion: 'meshctl.dev/v1alpha1',
-    kind: 'Module',
-    metadata: { name: MODULE, ...(resourceVersion ? { resourceVersion } : {}) },
-    spec: {
-      version: versionOf(round),
-      resources: [
-        { id: 'config', kind: 'File', spec: { path: '/srv/scale.txt', content: contentOf(round), mode: '0644' } },
-      ],
-    },
-  };
-}
 
 /** The sum of the rates whose key `pick` chooses. */
 const sumRates = (rates: Map<string, number>, pick: (key: string) => boolean): number =>

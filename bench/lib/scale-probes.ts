@@ -15,6 +15,7 @@ import type { Node } from '../../api/v1alpha1/generated/node.ts';
 import { REPO_ROOT } from '../../test/harness.ts';
 import { sleep } from './load.ts';
 import { cpuSecondsOf } from './proc.ts';
+import { contentOf, versionOf } from './round-tracker.ts';
 
 /** CPU seconds `pid` used over `windowMs` of wall time, as a percentage of one core. */
 export async function cpuPercent(pid: number, windowMs: number): Promise<number> {
@@ -22,6 +23,21 @@ export async function cpuPercent(pid: number, windowMs: number): Promise<number>
   const t0 = performance.now();
   await sleep(windowMs);
   return ((cpuSecondsOf(pid) - before) * 100_000) / (performance.now() - t0);
+}
+
+/** The all-nodes Module (named `scale`, assigned to every node by the fixture): one File whose content names the round. */
+export function fanoutModule(round: number, resourceVersion?: string): Module {
+  return {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Module',
+    metadata: { name: 'scale', ...(resourceVersion ? { resourceVersion } : {}) },
+    spec: {
+      version: versionOf(round),
+      resources: [
+        { id: 'config', kind: 'File', spec: { path: '/srv/scale.txt', content: contentOf(round), mode: '0644' } },
+      ],
+    },
+  };
 }
 
 /** The one-node Module: a File whose content names the round. */
