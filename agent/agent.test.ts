@@ -182,7 +182,7 @@ test('agent: a new version converges, removing what the old one owned and leavin
   );
 });
 
-test('agent: certificate material by reference fails that resource clearly, and what depends on it is skipped', async (t) => {
+test('agent: a File whose certificate is not issued yet is Waiting, and so is what depends on it; not a failure', async (t) => {
   const env = await setup(t);
   const agent = agentFor(env, { nodeName: 'a', root: env.root, connection: env.server.config });
   await agent.start();
@@ -205,18 +205,19 @@ test('agent: certificate material by reference fails that resource clearly, and 
   ]);
   const s = await waitFor(async () => {
     const st = await status(env, 'declarations', 'a');
-    return st.results?.[1]?.state === 'Failed' && st;
+    return st.results?.[1]?.state === 'Waiting' && st;
   });
-  assert.match(s.results[1].message, /contentFrom .*"certificate":"web".* was not resolved/);
+  assert.match(s.results[1].message, /File \/tls\/cert.pem waits for the cert of certificate "web"/);
   assert.deepEqual(
     s.results.map((r: { state: string }) => r.state),
-    ['Applied', 'Failed', 'DependencyFailed', 'Applied'],
+    ['Applied', 'Waiting', 'Waiting', 'Applied'],
   );
   assert.equal(s.appliedGeneration, undefined);
   assert.deepEqual(
-    s.conditions.map((c: { type: string; status: string }) => `${c.type}=${c.status}`),
-    ['Applied=False', 'Ready=False'],
+    s.conditions.map((c: { type: string; status: string; reason: string }) => `${c.type}=${c.status}/${c.reason}`),
+    ['Applied=False/Waiting', 'Ready=False/Waiting'],
   );
+  assert.equal(agent.state().ok, true, 'waiting for a certificate does not make the agent unhealthy');
   assert.equal(existsSync(join(env.root, 'tls/cert.pem')), false, 'no empty certificate file is written');
   assert.equal(readFileSync(join(env.root, 'other'), 'utf8'), 'o');
 });

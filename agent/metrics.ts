@@ -2,7 +2,7 @@
  * The agent's Prometheus metrics (text exposition format 0.0.4, written by hand) and its small
  * localhost HTTP endpoint: `/metrics` and `/healthz`.
  *
- *   meshagent_reconciles_total{result="success|failure|error"}   counter
+ *   meshagent_reconciles_total{result="success|failure|waiting|error"}   counter
  *   meshagent_reconcile_duration_seconds                        histogram
  *   meshagent_owned_resources                                   gauge
  *   meshagent_control_plane_unreachable_seconds                 gauge (0 while reachable)
@@ -18,8 +18,8 @@ import { formatHostPort, parseHostPort } from '../api/meta/host-port.ts';
 import type { PageRoutes } from './node-page-routes.ts';
 import { escapeLabel as esc, metricFamily as family, PROMETHEUS_CONTENT_TYPE } from '../api/meta/prometheus-text.ts';
 
-/** How a reconcile ended: every resource Applied, some not, or the reconcile itself threw. */
-export type ReconcileOutcome = 'success' | 'failure' | 'error';
+/** How a reconcile ended: every resource Applied, some not, only some Waiting (for material), or the reconcile threw. */
+export type ReconcileOutcome = 'success' | 'failure' | 'waiting' | 'error';
 
 /** Live values the metrics read when scraped. */
 export interface MetricSources {
@@ -44,7 +44,7 @@ const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** Creates the metrics of one agent. */
 export function createAgentMetrics(src: MetricSources): AgentMetrics {
-  const reconciles: Record<ReconcileOutcome, number> = { success: 0, failure: 0, error: 0 };
+  const reconciles: Record<ReconcileOutcome, number> = { success: 0, failure: 0, waiting: 0, error: 0 };
   const buckets = BUCKETS.map(() => 0);
   let sum = 0;
   let count = 0;

@@ -4,7 +4,7 @@
  * generation already applied, a new set of failing resources — and a Declaration status report.
  * Quiet reconciles (everything already in place) produce nothing but metrics.
  */
-import type { Logger } from './engine/types.ts';
+import type { Logger, ResourceResult } from './engine/types.ts';
 import type { AgentMetrics } from './metrics.ts';
 import type { RunOutcome } from './reconcile-loop.ts';
 import type { AgentStore, OutboxItem } from './store/agent-store.ts';
@@ -20,11 +20,12 @@ export interface RunEffectsOptions {
   afterRun(queuedEvents: boolean): void;
 }
 
-/** How the last reconcile went (served on /healthz): `notApplied` lists `id State` of the failed resources. */
+/** How the last reconcile went (served on /healthz): `notApplied` lists `id State` of the failed and Waiting resources. */
 export interface LastOutcome {
   at: string;
   startedAt: string;
-  outcome: 'success' | 'failure' | 'error';
+  /** `waiting`: everything else applied, some resources wait for material (not degraded). */
+  outcome: 'success' | 'failure' | 'waiting' | 'error';
   durationMs: number;
   error?: string;
   resources?: number;
@@ -56,6 +57,7 @@ export function createRunEffects(opts: RunEffectsOptions): RunEffects {
   let run: RunSummary | undefined;
   let last: LastOutcome | undefined;
   let failing = '';
+  let waitingFor = '';
 
   const event = async (item: Omit<OutboxItem, 'name' | 'time' | 'involvedObject'>): Promise<void> => {
     const dropped = await store.enqueue({
@@ -78,14 +80,15 @@ export function createRunEffects(opts: RunEffectsOptions): RunEffects {
     const generation = o.decl.spec.generation;
     const declared = results.filter((r) => r.action !== 'remove');
     const bad = [
-      ...declared.filter((r) => r.state !== 'Applied'),
+      ...declared.filter((r) => r.state !== 'Applied' && r.state !== 'Waiting'),
       ...results.filter((r) => r.action === 'remove' && r.state === 'Failed'),
     ];
-    const outcome = bad.length > 0 ? 'failure' : 'success';
+    const waiting = declared.filter((r) => r.state === 'Waiting');
+    const outcome = bad.length > 0 ? 'failure' : waiting.length > 0 ? 'waiting' : 'success';
     metrics.reconciled(outcome, o.durationMs / 1000);
     metrics.setOwned(o.result.owned);
     run = { uid: o.decl.metadata.uid, generation: o.decl.metadata.generation ?? 0, results, at };
-    const notApplied = bad.map((r) => `${r.action === 'remove' ? 'remove ' : ''}${r.id} ${r.state}`);
+    const notApplied = [...bad, ...waiting].map((r) => `${r.action === 'remove' ? 'remove ' : ''}${r.id} ${r.state}`);
     last = { at, startedAt, outcome, durationMs: o.durationMs, resources: declared.length, notApplied };
     const changed = steps.filter((s) => s.action === 'create' || s.action === 'update' || s.action === 'remove');
     let queued = false;
@@ -120,7 +123,21 @@ export function createRunEffects(opts: RunEffectsOptions): RunEffects {
       queued = true;
     }
     failing = signature;
+    queued = (await reportWaiting(waiting, generation)) || queued;
     opts.afterRun(queued);
+  }
+
+  /** Says once per set of Waiting resources what they wait for (info and a Normal event: not a failure). */
+  async function reportWaiting(waiting: readonly ResourceResult[], generation: number): Promise<boolean> {
+    const signature = waiting.map((r) => `${r.id}:${r.message ?? ''}`).join(',');
+    const changed = signature !== waitingFor && waiting.length > 0;
+    waitingFor = signature;
+    if (!changed) return false;
+    const items = waiting.map((r) => ({ id: r.id, message: r.message }));
+    logger.info('Waiting for material from the control plane', { node, generation, waiting: items });
+    const text = items.map((w) => `${w.id}${w.message ? `: ${w.message}` : ''}`).join('; ');
+    await event({ type: 'Normal', reason: 'Waiting', message: text.slice(0, 4096) });
+    return true;
   }
 
   return { onRun, lastRun: () => run, lastOutcome: () => last, appliedGeneration: () => applied };

@@ -79,6 +79,23 @@ test('True when every resource of the assignment is Applied, whatever other owne
   assert.equal(appliedVerdict({ assignment, outcome: empty, declaration: decl(4, []) }).status, 'True');
 });
 
+test('Waiting names the resource that waits for its certificate; a failure elsewhere in the assignment wins', () => {
+  const waiting = decl(4, [
+    applied('web-a/dir'),
+    { id: 'web-a/srv', state: 'Waiting', message: 'File /c waits for the cert of certificate "web"' },
+  ]);
+  assert.deepEqual(appliedVerdict({ assignment, outcome: rendered, declaration: waiting }), {
+    status: 'False',
+    reason: 'Waiting',
+    message: 'resource "web-a/srv" is Waiting on node "a": File /c waits for the cert of certificate "web"',
+  });
+  const both = decl(4, [
+    { id: 'web-a/dir', state: 'Failed', message: 'boom' },
+    { id: 'web-a/srv', state: 'Waiting' },
+  ]);
+  assert.equal(appliedVerdict({ assignment, outcome: rendered, declaration: both }).reason, 'Failed');
+});
+
 test("Failed names the resource and the agent's error; Conflict has its own reason", () => {
   const failed = decl(4, [
     applied('web-a/dir'),

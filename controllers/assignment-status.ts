@@ -7,7 +7,8 @@
  * spec.generations; an agent that does not report it is read by its observedGeneration) and
  * reports every one of those resources Applied. Otherwise it is False with the reason: NodeNotFound,
  * ModuleNotFound, VersionNotAvailable, InvalidResourceId (nothing rendered), Failed or Conflict (a resource
- * did not apply: the message names it and the agent's error), or Pending (the node has not got there yet).
+ * did not apply: the message names it and the agent's error), Waiting (a resource waits for material from the
+ * control plane, e.g. its certificate is not issued yet), or Pending (the node has not got there yet).
  * This reads status.results as describing status.observedGeneration, so the agent writes both together.
  *
  * Every version or generation a message names is backed by the node's report: the rendered resources carry
@@ -69,6 +70,14 @@ export function appliedVerdict(input: Omit<AssignmentStatusInput, 'now'>): Appli
     };
   }
   const applied = rendered.ids.filter((id) => results.get(id)?.state === 'Applied').length;
+  const waiting = rendered.ids.map((id) => results.get(id)).find((r) => r?.state === 'Waiting');
+  if (waiting) {
+    return {
+      status: 'False',
+      reason: 'Waiting',
+      message: `resource "${waiting.id}" is Waiting on node "${node}"${waiting.message ? `: ${waiting.message}` : ''}`,
+    };
+  }
   if (applied < rendered.ids.length) {
     return {
       status: 'False',

@@ -192,6 +192,25 @@ describe('declarationVerdict', () => {
     );
   });
 
+  it('is Waiting when the agent holds the current generation and applied all but what waits for material', () => {
+    const waiting: Condition = {
+      type: 'Applied',
+      status: 'False',
+      reason: 'Waiting',
+      message: '1 of 2 resources not applied: web/cert Waiting: File /c waits for the cert of certificate "web"',
+      lastTransitionTime: '2030-01-01T00:00:00Z',
+    };
+    assert.deepEqual(
+      declarationVerdict({ desired: 3, applied: 2, declarationApplied: waiting, agentHoldsCurrent: true }),
+      {
+        status: 'False',
+        reason: 'Waiting',
+        message:
+          'declaration generation 3 waits for material from the control plane (the node last applied generation 2): 1 of 2 resources not applied: web/cert Waiting: File /c waits for the cert of certificate "web"',
+      },
+    );
+  });
+
   it('is Unknown before a Declaration exists', () => {
     assert.deepEqual(declarationVerdict({ applied: 2 }), {
       status: 'Unknown',

@@ -130,8 +130,9 @@ export interface DeclarationInput {
 
 /**
  * Decides the DeclarationApplied condition: True/Applied once the node applied the newest generation;
- * otherwise False with reason Pending (not there yet — e.g. the node is unreachable) or NotApplied (the
- * agent has it and reports that it could not apply it); Unknown/NoDeclaration before one is rendered.
+ * otherwise False with reason Pending (not there yet — e.g. the node is unreachable), NotApplied (the
+ * agent has it and reports that it could not apply it) or Waiting (the agent has it and applied all it could; the
+ * rest waits for material, e.g. a certificate not issued yet); Unknown/NoDeclaration before one is rendered.
  */
 export function declarationVerdict(input: DeclarationInput): Verdict {
   const { desired, applied } = input;
@@ -144,15 +145,14 @@ export function declarationVerdict(input: DeclarationInput): Verdict {
     applied === undefined
       ? 'the node has not applied any generation yet'
       : `the node last applied generation ${applied}`;
-  const failed =
-    input.agentHoldsCurrent &&
-    input.declarationApplied?.status === 'False' &&
-    input.declarationApplied.reason === 'NotApplied';
-  if (failed) {
+  const reported = input.agentHoldsCurrent && input.declarationApplied?.status === 'False';
+  const reason = reported ? input.declarationApplied!.reason : undefined;
+  if (reason === 'NotApplied' || reason === 'Waiting') {
+    const verb = reason === 'Waiting' ? 'waits for material from the control plane' : 'did not apply';
     return {
       status: 'False',
-      reason: 'NotApplied',
-      message: `declaration generation ${desired} did not apply (${last}): ${input.declarationApplied!.message}`,
+      reason,
+      message: `declaration generation ${desired} ${verb} (${last}): ${input.declarationApplied!.message}`,
     };
   }
   const why = input.reachable === 'False' ? '; the node is unreachable and applies it when it returns' : '';

@@ -38,6 +38,7 @@ const view = (): NodePageStatus => ({
     { id: 'a/conf', kind: 'File', owner: 'a', state: 'Failed', message: `EACCES ${INJECTED}` },
     { id: 'a/svc', kind: 'Service', owner: 'a', state: 'DependencyFailed', message: 'a/conf failed' },
     { id: 'a/new', kind: 'File', owner: 'a', state: 'Pending' },
+    { id: 'a/cert', kind: 'File', owner: 'a', state: 'Waiting', message: 'waits for certificate "web"' },
   ],
   services: [
     {
@@ -86,6 +87,7 @@ test(
     assert.equal(await state('a/conf'), 'Failed');
     assert.equal(await state('a/svc'), 'Not applied: a dependency failed');
     assert.equal(await state('a/new'), 'Pending (not reconciled yet)');
+    assert.equal(await state('a/cert'), 'Waiting for its certificate (not issued yet)');
     assert.ok(
       (await page.locator('#resources-table').innerText()).includes(`EACCES ${INJECTED}`),
       'the message is shown as text',

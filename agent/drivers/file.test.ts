@@ -4,6 +4,7 @@ import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileS
 import { join } from 'node:path';
 import { fileDriver, type FileObserved } from './file.ts';
 import { tempHost } from '../engine/testing.ts';
+import { WaitingError } from '../engine/types.ts';
 import type { FileSpec } from '../../api/v1alpha1/generated/host-resource.ts';
 
 const rctx = (h: ReturnType<typeof tempHost>) => ({ ...h.ctx, id: 'f', owner: 'x' });
@@ -69,7 +70,7 @@ test('File: replaces atomically (new inode, no temp files left) and fixes drift 
   }
 });
 
-test('File: fails clearly when the parent directory is missing or the path escapes the root', async () => {
+test('File: fails clearly when the parent directory is missing or the path escapes the root, and waits for unheld material', async () => {
   const h = tempHost();
   try {
     const spec: FileSpec = { path: '/missing/app.conf', content: 'x' };
@@ -81,7 +82,7 @@ test('File: fails clearly when the parent directory is missing or the path escap
     await assert.rejects(fileDriver.observe({ path: '/up/evil', content: 'x' }, rctx(h)), /outside the root/);
     await assert.rejects(
       fileDriver.observe({ path: '/c', contentFrom: { certificate: 'web', key: 'cert' } }, rctx(h)),
-      /was not resolved/,
+      (e) => e instanceof WaitingError && /waits for the cert of certificate "web"/.test(e.message),
     );
   } finally {
     h.cleanup();

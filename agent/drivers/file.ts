@@ -7,7 +7,7 @@ import { chmod, readFile, unlink } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { dirname } from 'node:path';
 import type { FileSpec } from '../../api/v1alpha1/generated/host-resource.ts';
-import type { Change, Driver, Observed, RemoveOutcome } from '../engine/types.ts';
+import { WaitingError, type Change, type Driver, type Observed, type RemoveOutcome } from '../engine/types.ts';
 import { fsyncDir, writeFileAtomic } from '../../api/meta/atomic-file.ts';
 import { formatMode, parseMode, pathKey } from './fs-util.ts';
 import { lstatPath } from './directory.ts';
@@ -35,11 +35,17 @@ function sha256(data: string | Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-/** The declared content; `contentFrom` must have been resolved into `content` by the agent beforehand. */
+/**
+ * The declared content; `contentFrom` must have been resolved into `content` by the agent beforehand. When it was
+ * not (the agent does not hold that certificate's material yet), the File waits for it (WaitingError).
+ */
 function desiredContent(spec: FileSpec): string {
   if (typeof spec?.path !== 'string') throw new Error('File spec.path must be a string');
   if (spec.content === undefined && spec.contentFrom !== undefined) {
-    throw new Error(`File ${spec.path}: contentFrom ${JSON.stringify(spec.contentFrom)} was not resolved to content`);
+    const { certificate, key } = spec.contentFrom;
+    throw new WaitingError(
+      `File ${spec.path} waits for the ${key} of certificate "${certificate}", which this node does not hold yet`,
+    );
   }
   return spec.content ?? '';
 }

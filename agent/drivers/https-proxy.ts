@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { HttpsProxySpec } from '../../api/v1alpha1/generated/host-resource.ts';
-import type { Change, Driver, Observed, ResourceContext } from '../engine/types.ts';
+import { WaitingError, type Change, type Driver, type Observed, type ResourceContext } from '../engine/types.ts';
 import type { ProxyRoute, ProxyServer } from '../serve/proxy-server.ts';
 import { resolveUnderRoot } from './resolve-under-root.ts';
 import { errnoCode } from '../../api/meta/errno.ts';
@@ -79,7 +79,7 @@ export function createHttpsProxyDriver(proxy: ProxyServer): Driver<HttpsProxySpe
       const route: ProxyRoute = { ...withDefaults(spec), ...files, fingerprint: fingerprint(spec, files) };
       await proxy.set(route);
       if (!files) {
-        throw new Error(
+        throw new WaitingError(
           `${spec.certFile} or ${spec.keyFile} does not exist yet: ${spec.host} is served on http only (ACME challenges, redirects) until its certificate is held`,
         );
       }

@@ -7,7 +7,9 @@
  * Dependency rule: a declared resource depends on the resources its `dependsOn` names (declared
  * earlier; the plan fails a step whose dependency is not). When one of them does not reach its state
  * (Failed, Conflict, or itself DependencyFailed), it is not attempted and reports DependencyFailed,
- * naming that dependency; resources that do not depend on it go on, whatever their owner. Removals run
+ * naming that dependency; resources that do not depend on it go on, whatever their owner. A resource whose
+ * driver says it waits for an input from outside the agent (WaitingError: a certificate not issued yet) reports
+ * Waiting, logged at info and not backed off, and so do the resources that depend on it. Removals run
  * in reverse creation order; the inventory does not record dependencies, so among themselves they keep
  * a conservative rule: a failed removal keeps the earlier-created objects of its owner (e.g. the
  * directory a still-running service uses). The removal of a moved resource's old object depends on the
@@ -15,15 +17,16 @@
  */
 import type { DeclaredResource } from '../../api/v1alpha1/generated/declaration.ts';
 import type { RetryTracker } from './retry.ts';
-import type {
-  Driver,
-  DriverContext,
-  DriverRegistry,
-  InventoryEntry,
-  Observed,
-  ResourceResult,
-  ResultState,
-  Step,
+import {
+  WaitingError,
+  type Driver,
+  type DriverContext,
+  type DriverRegistry,
+  type InventoryEntry,
+  type Observed,
+  type ResourceResult,
+  type ResultState,
+  type Step,
 } from './types.ts';
 
 /** Access to the inventory: reads, and writes that resolve once durable. */
@@ -91,6 +94,8 @@ async function declared(
   report: Report,
 ): Promise<ResourceResult> {
   const blocker = step.dependsOn?.find((d) => blocks.notApplied.has(d));
+  if (blocker !== undefined && blocks.notApplied.get(blocker) === 'Waiting')
+    return report('Waiting', `not attempted: it depends on ${blocker}, which is Waiting`);
   if (blocker !== undefined) {
     return report(
       'DependencyFailed',
@@ -138,6 +143,15 @@ async function attempt(
     input.retry?.succeeded(retryKey);
     return typeof out === 'string' ? report(out) : report(...out);
   } catch (e) {
+    if (e instanceof WaitingError) {
+      input.retry?.succeeded(retryKey);
+      input.ctx.logger.info(`Waiting to ${step.action} ${step.kind}`, {
+        id: step.id,
+        owner: step.owner,
+        reason: e.message,
+      });
+      return report('Waiting', e.message);
+    }
     input.retry?.failed(retryKey, message(e));
     onFail?.();
     input.ctx.logger.error(`Failed to ${step.action} ${step.kind}`, {
@@ -151,7 +165,7 @@ async function attempt(
 
 function driverFor(input: ApplyInput, step: Step): Driver {
   const driver = input.drivers[step.kind];
-  if (step.error !== undefined) throw new Error(step.error);
+  if (step.error !== undefined) throw step.waiting ? new WaitingError(step.error) : new Error(step.error);
   if (!driver) throw new Error(`no driver for kind ${step.kind}`);
   return driver;
 }

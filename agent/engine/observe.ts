@@ -4,7 +4,7 @@
  * observed gets `{ exists: false, error }`, which the plan turns into a failing step.
  */
 import type { DeclaredResource } from '../../api/v1alpha1/generated/declaration.ts';
-import type { DriverContext, DriverRegistry, InventoryEntry, Observed } from './types.ts';
+import { WaitingError, type DriverContext, type DriverRegistry, type InventoryEntry, type Observed } from './types.ts';
 
 /** What `observeAll` reads. */
 export interface ObserveInput {
@@ -39,6 +39,7 @@ async function observeOne(input: ObserveInput, r: DeclaredResource): Promise<Obs
   try {
     return await driver.observe(r.spec, { ...input.ctx, id: r.id, owner: r.owner }, last);
   } catch (err) {
-    return { exists: false, error: err instanceof Error ? err.message : String(err) };
+    const error = err instanceof Error ? err.message : String(err);
+    return err instanceof WaitingError ? { exists: false, error, waiting: true } : { exists: false, error };
   }
 }

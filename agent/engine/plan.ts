@@ -76,7 +76,13 @@ function stepFor(s: Scratch, r: DeclaredResource, at: number): Step {
   if (entry && entry.kind !== r.kind)
     return conflict(`id ${r.id} is owned as a ${entry.kind}; a resource cannot change kind (use a new id)`);
   const driver = s.input.drivers[r.kind];
-  const failing = (error: string): Step => ({ ...base, action: entry ? 'update' : 'create', error, message: error });
+  const failing = (error: string, waiting?: boolean): Step => ({
+    ...base,
+    action: entry ? 'update' : 'create',
+    error,
+    message: error,
+    ...(waiting ? { waiting } : {}),
+  });
   if (!driver) return failing(`no driver for kind ${r.kind}`);
   const key = keyOf(s.input.drivers, r);
   if (key === undefined) return failing(`invalid ${r.kind} spec`);
@@ -86,7 +92,7 @@ function stepFor(s: Scratch, r: DeclaredResource, at: number): Step {
   const badDependency = dependencyError(s, r, at);
   if (badDependency !== undefined) return failing(badDependency);
   const obs = s.input.observed.get(r.id);
-  if (!obs || obs.error !== undefined) return failing(obs?.error ?? 'not observed');
+  if (!obs || obs.error !== undefined) return failing(obs?.error ?? 'not observed', obs?.waiting);
   let changes: Change[];
   try {
     changes = driver.diff(r.spec, obs);

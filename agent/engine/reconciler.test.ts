@@ -8,12 +8,13 @@ import { createProcessSupervisor } from '../drivers/process-supervisor.ts';
 import { procArgv } from '../drivers/process-record.ts';
 import { memoryInventoryStore, memoryLogger, tempHost } from './testing.ts';
 import type { Clock } from '../../api/meta/clock.ts';
+import { FakeClock } from '../../api/meta/fake-clock.ts';
 import type { DeclaredResource } from '../../api/v1alpha1/generated/declaration.ts';
 
 const forever = (tag: string): string[] => [process.execPath, '-e', `/* ${tag} */ setInterval(()=>{},1e9)`];
 const running = (pid: unknown): boolean => typeof pid === 'number' && (procArgv(pid) ?? []).length > 0;
 
-function setup(clock?: Clock) {
+function setup(clock?: Clock, logger = memoryLogger()) {
   const h = tempHost();
   const store = memoryInventoryStore();
   const supervisor = createProcessSupervisor({
@@ -24,7 +25,13 @@ function setup(clock?: Clock) {
     pollMs: 50,
   });
   const drivers = createDriverRegistry({ supervisor });
-  const engine = createEngine({ drivers, ctx: h.ctx, loadInventory: store.load, saveInventory: store.save, clock });
+  const engine = createEngine({
+    drivers,
+    ctx: { ...h.ctx, logger },
+    loadInventory: store.load,
+    saveInventory: store.save,
+    clock,
+  });
   const pidOf = async (id: string) => (await supervisor.inspect(id))?.pid;
   const cleanup = async () => {
     await supervisor.stopAll();
@@ -360,6 +367,64 @@ test('engine: a resource that moves path replaces its old object; a new id at an
       t.store.saved().map((e) => e.id),
       ['x/dir', 'x/v2/conf'],
     );
+  } finally {
+    await t.cleanup();
+  }
+});
+
+test('engine: a File whose certificate is not held yet is Waiting (not written, logged at info, not backed off), so are its dependents; it applies once the content is there', async () => {
+  const logger = memoryLogger();
+  const t = setup(new FakeClock(), logger);
+  const declared = (cert: { content: string } | { contentFrom: { certificate: string; key: 'cert' } }) =>
+    [
+      { id: 'tls/dir', owner: 'tls', kind: 'Directory', spec: { path: '/tls' } },
+      { id: 'tls/cert', owner: 'tls', kind: 'File', spec: { path: '/tls/cert.pem', ...cert } },
+      {
+        id: 'tls/after',
+        owner: 'tls',
+        kind: 'File',
+        spec: { path: '/tls/after', content: 'a' },
+        dependsOn: ['tls/cert'],
+      },
+      { id: 'other/file', owner: 'other', kind: 'File', spec: { path: '/other', content: 'o' } },
+    ] satisfies DeclaredResource[];
+  try {
+    for (const round of [1, 2]) {
+      // The second round runs at the same instant: a failure would now be waiting out its retry delay.
+      const r = await t.engine.reconcile(declared({ contentFrom: { certificate: 'web', key: 'cert' } }));
+      assert.deepEqual(
+        r.results.map((x) => x.state),
+        ['Applied', 'Waiting', 'Waiting', 'Applied'],
+        `round ${round}`,
+      );
+      assert.match(
+        r.results[1].message ?? '',
+        /waits for the cert of certificate "web", which this node does not hold yet/,
+      );
+      assert.equal(r.results[2].message, 'not attempted: it depends on tls/cert, which is Waiting');
+    }
+    assert.equal(existsSync(join(t.h.root, 'tls/cert.pem')), false, 'no empty certificate file is written');
+    assert.deepEqual(
+      logger.lines.filter((l) => l.level === 'error'),
+      [],
+      'waiting for a certificate is not an error',
+    );
+    assert.ok(
+      logger.lines.some((l) => l.level === 'info' && l.msg === 'Waiting to create File'),
+      'logged at info',
+    );
+    assert.deepEqual(
+      t.store.saved().map((e) => e.id),
+      ['tls/dir', 'other/file'],
+      'a Waiting File is not claimed',
+    );
+
+    const held = await t.engine.reconcile(declared({ content: 'PEM\n' }));
+    assert.deepEqual(
+      held.results.map((x) => x.state),
+      ['Applied', 'Applied', 'Applied', 'Applied'],
+    );
+    assert.equal(readFileSync(join(t.h.root, 'tls/cert.pem'), 'utf8'), 'PEM\n');
   } finally {
     await t.cleanup();
   }

@@ -36,7 +36,19 @@ export interface ResourceContext extends DriverContext {
 export interface Observed {
   exists: boolean;
   error?: string;
+  /** With `error`: the error was a WaitingError (an input from outside the agent is not there yet). */
+  waiting?: boolean;
   [fact: string]: unknown;
+}
+
+/**
+ * Thrown by a driver when the resource cannot reach its declared state until something from outside the agent
+ * arrives — the certificate a File's `contentFrom` names, not issued yet (Kubernetes: a container Waiting for
+ * the Secret it mounts). Not a failure: the engine reports it `Waiting`, logs it at info, and tries again at
+ * the next reconcile (the agent reconciles when the material arrives) without backing off.
+ */
+export class WaitingError extends Error {
+  override readonly name = 'WaitingError';
 }
 
 /** One difference between the declared spec and the world. */
@@ -112,6 +124,8 @@ export interface Step {
   superseded?: boolean;
   /** Applying must fail with this message without calling the driver. */
   error?: string;
+  /** With `error`: the resource is Waiting for its input (a WaitingError), not failed. */
+  waiting?: boolean;
 }
 
 /**

@@ -70,7 +70,9 @@ export function createMaterialSync(opts: MaterialSyncOptions): MaterialSync {
       const code = e instanceof ApiError ? e.code : 0;
       if (code === 404 && quiet.has(name)) return false;
       if (code === 404) quiet.add(name);
-      logger.error(code === 404 ? 'Found no issued material yet' : 'Failed to fetch certificate material', {
+      // Not issued yet is the normal order of things (the Files that need it are Waiting), not an error.
+      const log = code === 404 ? logger.info.bind(logger) : logger.error.bind(logger);
+      log(code === 404 ? 'Found no issued material yet' : 'Failed to fetch certificate material', {
         node,
         certificate: name,
         error: (e as Error).message,

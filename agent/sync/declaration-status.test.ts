@@ -102,3 +102,37 @@ test('declaration status: per-resource results in declaration order, removals le
   });
   assert.deepEqual(later, ok, 'nothing changed: the same status (so it is not written again)');
 });
+
+test('declaration status: only Waiting resources left (a certificate not issued yet): both conditions say Waiting', () => {
+  const s = declarationStatus({
+    decl,
+    run: {
+      uid: 'u',
+      generation: 7,
+      results: [r('w/dir', 'Applied'), r('w/conf', 'Waiting', 'create', 'waits')],
+      at: '',
+    },
+    now: T1,
+  });
+  assert.deepEqual(s.results, [
+    { id: 'w/dir', state: 'Applied' },
+    { id: 'w/conf', state: 'Waiting', message: 'waits' },
+  ]);
+  assert.deepEqual(
+    s.conditions?.map((c) => [c.type, c.status, c.reason]),
+    [
+      ['Applied', 'False', 'Waiting'],
+      ['Ready', 'False', 'Waiting'],
+    ],
+  );
+  assert.deepEqual(validateObject({ ...decl, status: s }), [], 'valid against the Declaration schema');
+  const failedToo = declarationStatus({
+    decl,
+    run: { uid: 'u', generation: 7, results: [r('w/dir', 'Failed', 'create', 'x'), r('w/conf', 'Waiting')], at: '' },
+    now: T1,
+  });
+  assert.deepEqual(
+    failedToo.conditions?.map((c) => c.reason),
+    ['NotApplied', 'ResourcesNotApplied'],
+  );
+});

@@ -5,6 +5,7 @@
  * generation in declaration order (`Pending` before the first), and two conditions:
  *   - `Applied`: every resource of spec.generation has been applied (appliedGeneration = spec.generation);
  *   - `Ready`: the last reconcile found every resource in its declared state (drift included).
+ * While the only resources not applied are Waiting (for a certificate not issued yet), both say reason `Waiting`.
  * Removal results are not part of it: they may repeat a declared id and are not declared resources.
  */
 import { setCondition } from '../../api/meta/conditions.ts';
@@ -36,7 +37,7 @@ export interface StatusInput {
 type ResultItem = NonNullable<DeclarationStatus['results']>[number];
 
 const MAX_MESSAGE = 4096;
-const STATES = new Set(['Applied', 'Failed', 'DependencyFailed', 'Conflict']);
+const STATES = new Set(['Applied', 'Failed', 'DependencyFailed', 'Conflict', 'Waiting']);
 
 /** The results of a run as status items (declared resources only). */
 export function statusResults(results: readonly ResourceResult[]): ResultItem[] {
@@ -73,6 +74,8 @@ export function declarationStatus(input: StatusInput): DeclarationStatus {
     ? statusResults(input.run!.results)
     : decl.spec.resources.map((r) => ({ id: r.id, state: 'Pending' as const }));
   const allApplied = current && results.every((r) => r.state === 'Applied');
+  // Only waiting for material from the control plane (a certificate not issued yet): not a failure.
+  const waiting = current && !allApplied && results.every((r) => r.state === 'Applied' || r.state === 'Waiting');
   const applied = input.appliedGeneration !== undefined && input.appliedGeneration === decl.spec.generation;
   let conditions = [...(input.previous ?? [])];
   conditions = setCondition(
@@ -82,7 +85,7 @@ export function declarationStatus(input: StatusInput): DeclarationStatus {
       : {
           type: 'Applied',
           status: 'False',
-          reason: current ? 'NotApplied' : 'Pending',
+          reason: waiting ? 'Waiting' : current ? 'NotApplied' : 'Pending',
           message: current ? summary(results) : 'not yet applied',
         },
     now,
@@ -99,7 +102,7 @@ export function declarationStatus(input: StatusInput): DeclarationStatus {
       : {
           type: 'Ready',
           status: 'False',
-          reason: current ? 'ResourcesNotApplied' : 'Pending',
+          reason: waiting ? 'Waiting' : current ? 'ResourcesNotApplied' : 'Pending',
           message: current ? summary(results) : 'not yet reconciled',
         },
     now,

@@ -9,7 +9,7 @@
  */
 
 /** A declared resource's state: the Declaration status's states (`Pending` before the first reconcile of it). */
-export type NodeResourceState = 'Applied' | 'Failed' | 'DependencyFailed' | 'Conflict' | 'Pending';
+export type NodeResourceState = 'Applied' | 'Failed' | 'DependencyFailed' | 'Conflict' | 'Waiting' | 'Pending';
 
 /** The node page's view of one agent (see the module comment). */
 export interface NodePageStatus {
@@ -42,7 +42,7 @@ export interface NodePageStatus {
   /** The declared Services: for `process` ones, what the agent's supervisor knows of the process. */
   services: NodeServiceView[];
   /** The agent's last reconcile. */
-  lastReconcile?: { at: string; outcome: 'success' | 'failure' | 'error' };
+  lastReconcile?: { at: string; outcome: 'success' | 'failure' | 'waiting' | 'error' };
 }
 
 /** One declared Service on the node page. */

@@ -75,7 +75,8 @@ const NODE: KindInfo = {
       name: 'Declaration',
       jsonPath: condition('DeclarationApplied', 'reason'),
       type: 'string',
-      description: 'Whether the node applied its newest declaration generation: Applied, Pending or NotApplied',
+      description:
+        'Whether the node applied its newest declaration generation: Applied, Pending, Waiting or NotApplied',
     },
     wide({ name: 'Endpoint', jsonPath: '.spec.endpoint', type: 'string' }),
     wide({ name: 'Overlay IP', jsonPath: '.status.overlay.address', type: 'string' }),

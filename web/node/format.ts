@@ -28,6 +28,8 @@ export function resourceState(state: string): HTMLSpanElement {
       return stateWord('Applied', 'ok');
     case 'Pending':
       return stateWord('Pending (not reconciled yet)', 'warn');
+    case 'Waiting':
+      return stateWord('Waiting for its certificate (not issued yet)', 'warn');
     case 'DependencyFailed':
       return stateWord('Not applied: a dependency failed', 'bad');
     case 'Conflict':

@@ -131,9 +131,9 @@ export type DeclarationStatus = {
 export type ResourceResult = {
   id: HostResourceId;
   /**
-   * Applied; Failed; DependencyFailed (skipped: something it depends on failed); Conflict (the path or name belongs to something the agent does not own); Pending (not yet attempted).
+   * Applied; Failed; DependencyFailed (skipped: something it depends on failed); Conflict (the path or name belongs to something the agent does not own); Waiting (its input from the control plane is not there yet, e.g. the certificate a File's contentFrom names has not been issued, or it depends on a resource that is Waiting: tried again when it arrives, not a failure); Pending (not yet attempted).
    */
-  state: 'Applied' | 'Failed' | 'DependencyFailed' | 'Conflict' | 'Pending';
+  state: 'Applied' | 'Failed' | 'DependencyFailed' | 'Conflict' | 'Waiting' | 'Pending';
   /**
    * Why, when not Applied.
    */

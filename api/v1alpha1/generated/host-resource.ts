@@ -84,7 +84,7 @@ export type FileSpec = {
    */
   content?: string;
   /**
-   * Takes the content from a Certificate's material held by the node.
+   * Takes the content from a Certificate's material held by the node; until the node holds it (the certificate is not issued yet), the File is reported Waiting and not written.
    */
   contentFrom?: {
     /**
