@@ -55,9 +55,14 @@ const common = {
   define: { 'import.meta.url': '__import_meta_url' },
   packages: 'external',
 };
-const banner = (name) => ({
-  js: `#!/usr/bin/env -S node${nodeFlags[name] ?? ''}\nconst __import_meta_url = require('node:url').pathToFileURL(__filename).href;`,
-});
+/**
+ * `import.meta.url` in a CommonJS bundle: `file://` and the path when the path holds only characters a file URL
+ * keeps as they are (Node's loader gives it absolute and normalized), else node:url's pathToFileURL (which costs
+ * meshctl a URL parse at every start: bench/RESULTS.md §3).
+ */
+const IMPORT_META_URL =
+  "const __import_meta_url = /^[\\w./-]+$/.test(__filename) ? 'file://' + __filename : require('node:url').pathToFileURL(__filename).href;";
+const banner = (name) => ({ js: `#!/usr/bin/env -S node${nodeFlags[name] ?? ''}\n${IMPORT_META_URL}` });
 
 /** Leaves the split-off commands out of the meshctl bundle: `import('./init.ts')` (from any cli/ file) becomes `require('./meshctl-init.js')`. */
 const splitPlugin = {

@@ -6,8 +6,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { runInNewContext } from 'node:vm';
 import { buildCli, type BuiltCli } from './cli-harness.ts';
 
 /** A `--require` module that prints the built-in modules loaded by the time the process exits. */
@@ -46,6 +49,18 @@ describe('meshctl code cache', () => {
     const text = readFileSync(join(dirname(cli.bin), 'meshctl-cli.js'), 'utf8');
     const line = text.split('\n').findIndex((l) => /[^\x00-\x7f]/.test(l));
     assert.equal(line, -1, `line ${line + 1} is not ASCII`);
+  });
+
+  it("gives import.meta.url as node:url's pathToFileURL would, without calling it for a plain path", () => {
+    const line = readFileSync(join(dirname(cli.bin), 'meshctl-cli.js'), 'utf8').split('\n')[0];
+    const paths = ['/opt/meshctl/dist/meshctl-cli.js', '/tmp/a b/#1%/x.js', '/tmp/\u00e9t\u00e9/x?.js', '/t/a\\b.js'];
+    for (const path of paths) {
+      let loaded = false;
+      const req = (id: string): unknown => ((loaded = true), createRequire(import.meta.url)(id));
+      const url = runInNewContext(`${line}; __import_meta_url`, { __filename: path, require: req }) as string;
+      assert.equal(url, pathToFileURL(path).href, path);
+      assert.equal(loaded, path !== paths[0], `node:url loaded for ${path}`);
+    }
   });
 
   it('loads no built-in module at start-up beyond node:vm: `--help` against a file that does nothing', () => {
