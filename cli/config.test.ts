@@ -40,3 +40,16 @@ test('a missing or unreadable meshconfig is a CliError that says how to get one'
     (e) => e instanceof CliError && /cannot read meshconfig .*missing: no such file/.test(e.message),
   );
 });
+
+test('without a home given, ~/.meshctl/config is looked up in the home directory of $HOME', () => {
+  const empty = join(dir, 'no-config-here');
+  mkdirSync(empty, { recursive: true });
+  const saved = process.env.HOME;
+  process.env.HOME = home;
+  try {
+    writeMeshconfig(join(home, '.meshctl', 'config'), { server: 'https://home:1' });
+    assert.equal(findConfigPath({ env: {}, cwd: empty }), join(home, '.meshctl', 'config'));
+  } finally {
+    process.env.HOME = saved;
+  }
+});

@@ -4,11 +4,14 @@
  * mesh writes), `./.meshctl/control-plane/admin.meshconfig` (`meshctl init` as a non-root user), `~/.meshctl/config`.
  */
 import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { loadMeshconfig } from '../api/client/meshconfig.ts';
 import type { ClientConfig } from '../api/client/types.ts';
 import { CliError } from './errors.ts';
+
+/** The home directory; `node:os` is loaded only when no `--config` nor `$MESHCONFIG` names the meshconfig. */
+const homedir = (): string => (createRequire(import.meta.url)('node:os') as typeof import('node:os')).homedir();
 
 /** Where to look, for tests: the working directory, the environment and the home directory. */
 export interface ConfigLookup {

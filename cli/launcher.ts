@@ -8,18 +8,18 @@
  * turns its dynamic imports into `require()`, and ES-only packages are imported through esm-import.ts.
  * With `MESHCTL_WRITE_CODE_CACHE=1` the run writes the cache when it exits (the build's own run does); with
  * `MESHCTL_DEBUG=1` it says on stderr when it ran without the cache.
+ *
+ * Built as CommonJS, it runs with this file's own `require`, `module` and `__dirname` (the bundle sits beside it, so
+ * the bundle resolves what it requires from the same directory): `node:module` and `node:url` stay unloaded, one
+ * built-in module less to load at every start (`node:vm` is the only one Node does not load anyway).
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { Module, createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
 
-/** What Module.wrap makes of the bundle: CommonJS's function of (exports, require, module, __filename, __dirname). */
-type ModuleWrapper = (exports: unknown, req: NodeJS.Require, mod: Module, filename: string, dir: string) => void;
+/** CommonJS's module function of (exports, require, module, __filename, __dirname), which the bundle is run as. */
+type ModuleWrapper = (exports: unknown, req: NodeJS.Require, mod: NodeJS.Module, filename: string, dir: string) => void;
 
-const dir = dirname(fileURLToPath(import.meta.url));
-const bundle = join(dir, 'meshctl-cli.js');
+const bundle = `${__dirname}/meshctl-cli.js`;
 const cachePath = `${bundle}.cache`;
 
 /** The cache file's bytes, or undefined when there is none (a build without it still runs). */
@@ -31,7 +31,9 @@ function readCache(): Buffer | undefined {
   }
 }
 
-const script = new Script(Module.wrap(readFileSync(bundle, 'utf8')), { filename: bundle, cachedData: readCache() });
+// What Module.wrap makes of a file (its two lines: the bundle's line numbers stay those of the file).
+const source = `(function (exports, require, module, __filename, __dirname) { ${readFileSync(bundle, 'utf8')}\n});`;
+const script = new Script(source, { filename: bundle, cachedData: readCache() });
 if (process.env.MESHCTL_WRITE_CODE_CACHE === '1') {
   // At exit, the functions this run compiled are in the cache too.
   process.once('exit', () => {
@@ -41,6 +43,7 @@ if (process.env.MESHCTL_WRITE_CODE_CACHE === '1') {
 }
 if (process.env.MESHCTL_DEBUG === '1' && script.cachedDataRejected !== false)
   process.stderr.write(`meshctl: compiled without the code cache (${cachePath} missing or refused by V8)\n`);
-const mod = new Module(bundle);
+// The bundle's own module object: a Module like the launcher's, for the file it was read from.
+const mod = new (module.constructor as new (id: string) => NodeJS.Module)(bundle);
 mod.filename = bundle;
-(script.runInThisContext() as ModuleWrapper)(mod.exports, createRequire(bundle), mod, bundle, dir);
+(script.runInThisContext() as ModuleWrapper)(mod.exports, require, mod, bundle, __dirname);

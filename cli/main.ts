@@ -7,6 +7,7 @@ import { parseArgs } from '../api/meta/flags.ts';
 import { clientFor } from './client.ts';
 import { GLOBAL_FLAGS, commandHelp, type Command, type CommandContext } from './command.ts';
 import { EXIT_OK, UsageError, reportError } from './errors.ts';
+import { writeStdout } from './stdout.ts';
 
 interface CommandEntry {
   summary: string;
@@ -102,7 +103,7 @@ function makeContext(command: Command, argv: string[]): { ctx: CommandContext; d
   const ctx: CommandContext = {
     args,
     client: () => (client ??= clientFor(args.str('config'))),
-    out: (t) => void process.stdout.write(t),
+    out: (t) => writeStdout(t),
     err: (t) => void process.stderr.write(t),
     onStop: (fn) => {
       process.once('SIGINT', fn);
@@ -124,7 +125,7 @@ export async function main(argv: string[]): Promise<number> {
     const topic = name === 'help' ? rest.find((w) => !w.startsWith('-')) : undefined;
     if (topic && COMMANDS[topic]) return main([topic, '--help']);
     if (topic) throw new UsageError(`unknown command "${topic}" for "meshctl"`);
-    process.stdout.write(rootHelp());
+    writeStdout(rootHelp());
     return EXIT_OK;
   }
   const entry = COMMANDS[name];
@@ -132,7 +133,7 @@ export async function main(argv: string[]): Promise<number> {
   const { command } = await entry.load();
   const { ctx, dispose } = makeContext(command, rest);
   if (ctx.args.bool('help')) {
-    process.stdout.write(commandHelp(command));
+    writeStdout(commandHelp(command));
     return EXIT_OK;
   }
   try {
@@ -141,10 +142,6 @@ export async function main(argv: string[]): Promise<number> {
     dispose();
   }
 }
-
-process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-  if (e.code === 'EPIPE') process.exit(EXIT_OK);
-});
 
 const argv = process.argv.slice(2);
 main(argv).then(

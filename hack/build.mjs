@@ -3,7 +3,16 @@
 // which matters for meshctl's start-up. Dependencies stay in node_modules and are required where they are
 // used, so a command that does not need one (e.g. `meshctl get` and the certificate library) never loads it.
 import { build } from 'esbuild';
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { resolve } from 'node:path';
 import { writeCodeCache } from './code-cache.mjs';
 import { buildWebPage } from './web-build.mjs';
@@ -46,9 +55,14 @@ const common = {
   define: { 'import.meta.url': '__import_meta_url' },
   packages: 'external',
 };
-const banner = (name) => ({
-  js: `#!/usr/bin/env -S node${nodeFlags[name] ?? ''}\nconst __import_meta_url = require('node:url').pathToFileURL(__filename).href;`,
-});
+/**
+ * `import.meta.url` in a CommonJS bundle: `file://` and the path when the path holds only characters a file URL
+ * keeps as they are (Node's loader gives it absolute and normalized), else node:url's pathToFileURL (which costs
+ * meshctl a URL parse at every start: bench/RESULTS.md §3).
+ */
+const IMPORT_META_URL =
+  "const __import_meta_url = /^[\\w./-]+$/.test(__filename) ? 'file://' + __filename : require('node:url').pathToFileURL(__filename).href;";
+const banner = (name) => ({ js: `#!/usr/bin/env -S node${nodeFlags[name] ?? ''}\n${IMPORT_META_URL}` });
 
 /** Leaves the split-off commands out of the meshctl bundle: `import('./init.ts')` (from any cli/ file) becomes `require('./meshctl-init.js')`. */
 const splitPlugin = {
@@ -63,8 +77,42 @@ const splitPlugin = {
 
 const built = Object.entries(entries).filter(([, src]) => existsSync(src));
 for (const [name, src] of built) {
-  await build({ ...common, entryPoints: { [name]: src }, outdir: 'dist', banner: banner(name) });
+  // The launcher uses no import.meta (nor the URL module the banner would call for it).
+  const bannerOf = name === 'meshctl' ? { js: '#!/usr/bin/env -S node' } : banner(name);
+  await build({ ...common, entryPoints: { [name]: src }, outdir: 'dist', banner: bannerOf });
 }
+/**
+ * In the meshctl bundle, `createRequire(import.meta.url)` is the bundle's own `require` (the launcher's, which
+ * resolves from the same directory), so that a run never loads `node:module`; any other URL goes to the real one.
+ */
+const moduleShimPlugin = {
+  name: 'meshctl-create-require',
+  setup(b) {
+    b.onResolve({ filter: /^node:module$/ }, (args) =>
+      args.namespace === 'meshctl-module-shim'
+        ? { path: 'node:module', external: true }
+        : { path: 'node:module', namespace: 'meshctl-module-shim' },
+    );
+    b.onLoad({ filter: /.*/, namespace: 'meshctl-module-shim' }, () => ({
+      contents:
+        'export const createRequire = (url) => url === __import_meta_url ? require : require("node:module").createRequire(url);',
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * Warns when the meshctl bundle holds a character outside ASCII: V8 then keeps the whole source as a two-byte
+ * string, and reading, hashing and lazily compiling it cost every run more (esbuild escapes strings, not the
+ * characters of a regular expression). test/e2e/cli-code-cache.test.ts fails on it.
+ */
+function warnNonAscii(path) {
+  const lines = readFileSync(path, 'utf8').split('\n');
+  const at = lines.findIndex((l) => /[^\x00-\x7f]/.test(l));
+  if (at >= 0)
+    process.stderr.write(`build: warning: ${path}:${at + 1} is not ASCII (slower start): ${lines[at].trim()}\n`);
+}
+
 // meshctl itself, run by the launcher: its `import()`s become `require()` (none may remain: cli/launcher.ts).
 if (existsSync('cli/main.ts')) {
   await build({
@@ -73,8 +121,9 @@ if (existsSync('cli/main.ts')) {
     outdir: 'dist',
     banner: { js: banner('meshctl-cli').js.replace(/^#!.*\n/, '') },
     supported: { 'dynamic-import': false },
-    plugins: [splitPlugin],
+    plugins: [splitPlugin, moduleShimPlugin],
   });
+  warnNonAscii('dist/meshctl-cli.js');
 }
 for (const [src, name] of Object.entries(cliSplits)) {
   await build({ ...common, entryPoints: { [name]: `cli/${src.slice(2)}` }, outdir: 'dist', banner: banner(name) });

@@ -36,9 +36,14 @@ function asNobody(argv: string[]): { status: number | null; stdout: string; stde
   return spawnSync('setpriv', [...drop, ...argv], { encoding: 'utf8', cwd: '/', timeout: 60_000 });
 }
 
-/** Prints which TLS modules the process loaded, when it exits (preloaded into meshctl with `--require`). */
+/**
+ * Prints which TLS modules the process loaded, when it exits (preloaded into meshctl with `--require`), and which of
+ * the built-in modules a one-shot command has no use for (`node:module`, `node:os`: cli/launcher.ts, config.ts).
+ */
 const TLS_PROBE = `process.on('exit', () => process.stderr.write('tls-modules=' + JSON.stringify(
-  process.moduleLoadList.filter((m) => /^NativeModule (tls|_tls_wrap|https)$/.test(m))) + '\\n'));\n`;
+  process.moduleLoadList.filter((m) => /^NativeModule (tls|_tls_wrap|https)$/.test(m))) + '\\n' +
+  'unneeded-modules=' + JSON.stringify(process.moduleLoadList.filter((m) => /^NativeModule (module|os)$/.test(m))) +
+  '\\n'));\n`;
 
 describe('local API socket', () => {
   const dir = mkdtempSync(join(tmpdir(), 'meshctl-local-socket-'));
@@ -83,7 +88,7 @@ describe('local API socket', () => {
     assert.equal(await getOverSocket(socket, path, admin.token), 200);
   });
 
-  it('meshctl uses the socket: it answers with the HTTPS address closed, and never loads node:tls', async () => {
+  it('meshctl uses the socket: it answers with the HTTPS address closed, and never loads node:tls (nor node:module, node:os)', async () => {
     const probe = join(dir, 'tls-probe.cjs');
     writeFileSync(probe, TLS_PROBE);
     // Port 1 on loopback: nothing listens there, so only the socket can answer.
@@ -92,6 +97,7 @@ describe('local API socket', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^NAME/);
     assert.match(r.stderr, /tls-modules=\[\]/);
+    assert.match(r.stderr, /unneeded-modules=\[\]/);
     // A watch (a stream, over node:http) goes there too.
     const watch = cli.start(['get', 'meshes', '-w'], { config, env: { NODE_OPTIONS: `--require ${probe}` } });
     await eventually(() => /\nmesh\s/.test(watch.stdout()), 'the watch printed the mesh', 30_000);
