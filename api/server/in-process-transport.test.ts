@@ -107,3 +107,18 @@ test('in process, an answer and a watch event are the object as stored, frozen, 
   assert.ok(gone instanceof ApiError && gone.code === 404, String(gone));
   watch.close();
 });
+
+test('the requests of one in-process client name one connection, so the server hashes its token once', async () => {
+  // The transport's own behaviour, so a stand-in handler that records each request's socket.
+  const sockets: unknown[] = [];
+  const handle = (req: { socket: unknown }, res: { writeHead(c: number): void; end(b: string): void }): void => {
+    sockets.push(req.socket);
+    res.writeHead(200);
+    res.end('{"kind":"Module","apiVersion":"meshctl.dev/v1alpha1","metadata":{"name":"m"}}');
+  };
+  const client = createInProcessClient({ app: { handle }, config: { token: 't' } });
+  await client.get('modules', 'm');
+  await client.get('modules', 'm');
+  assert.equal(sockets.length, 2);
+  assert.ok(sockets[0] && sockets[0] === sockets[1], 'both requests came on the same socket');
+});

@@ -41,6 +41,12 @@ interface Head {
 /** Serves each request by calling the app's handler. */
 class InProcessTransport implements Transport {
   readonly #opts: InProcessClientOptions;
+  /**
+   * The one unconnected socket every request of this client names as its connection, as a kept-alive HTTPS
+   * connection would be: what the server keeps per connection (the bearer token's hash, api/server/access/auth.ts)
+   * is computed once, not at every request.
+   */
+  readonly #socket = idleSocket();
 
   constructor(opts: InProcessClientOptions) {
     this.#opts = opts;
@@ -73,7 +79,7 @@ class InProcessTransport implements Transport {
 
   /** Hands the request to the app; `head` resolves once the handler wrote the status and headers. */
   #dispatch(req: TransportRequest): { head: Promise<Head>; res: InProcessResponse } {
-    const msg = requestMessage(req, this.#opts.config.token);
+    const msg = requestMessage(req, this.#opts.config.token, this.#socket);
     let res!: InProcessResponse;
     const head = new Promise<Head>((resolve, reject) => {
       res = new InProcessResponse(msg, (h) => (h instanceof Error ? reject(h) : resolve(h)));
@@ -86,10 +92,8 @@ class InProcessTransport implements Transport {
 }
 
 /** The request as the handler reads it: method, path, headers (the bearer token's included) and the JSON body. */
-function requestMessage(req: TransportRequest, token: string | undefined): IncomingMessage {
+function requestMessage(req: TransportRequest, token: string | undefined, socket: Socket): IncomingMessage {
   const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
-  const socket = new Socket();
-  socket.readable = false; // nothing to read from: the body is pushed below
   const msg = new IncomingMessage(socket);
   msg.method = req.method;
   msg.url = req.path;
@@ -106,6 +110,13 @@ function requestMessage(req: TransportRequest, token: string | undefined): Incom
   msg.push(null);
   msg.complete = true;
   return msg;
+}
+
+/** A socket that connects nowhere and has nothing to read: each request's body is pushed to its message. */
+function idleSocket(): Socket {
+  const socket = new Socket();
+  socket.readable = false;
+  return socket;
 }
 
 type WriteCallback = (error?: Error | null) => void;
