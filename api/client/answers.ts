@@ -10,8 +10,11 @@ import { realClock, sleep } from '../meta/clock.ts';
 import type { Http1Answer } from './http1.ts';
 import type { ClientConfig } from './types.ts';
 
-/** A plain answer: its status, headers (by lower-case name, each a list) and body text. */
-export type PlainAnswer = Pick<Http1Answer, 'statusCode' | 'headers' | 'body'>;
+/**
+ * A plain answer: its status, headers (by lower-case name, each a list) and body text; or, from the control
+ * plane's in-process transport, a 2xx body as the `value` itself (api/server/in-process-values.ts).
+ */
+export type PlainAnswer = Pick<Http1Answer, 'statusCode' | 'headers' | 'body'> & { value?: unknown };
 
 /**
  * Resolves with the parsed JSON body of a 2xx answer from `send`, or rejects with its ApiError; passes the answer's
@@ -33,6 +36,7 @@ export async function jsonAnswer(cfg: ClientConfig, send: () => Promise<PlainAns
   }
   const text = res.body;
   if (res.statusCode < 200 || res.statusCode >= 300) throw errorFromResponse(res.statusCode, text);
+  if ('value' in res) return res.value;
   if (!text.trim()) return undefined;
   try {
     return JSON.parse(text);

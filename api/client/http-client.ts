@@ -34,6 +34,11 @@ export interface HttpClient extends Client {
 /** A streamed answer (a watch): its status code and body chunks; `destroy()` hangs up. */
 export interface StreamAnswer extends AsyncIterable<Uint8Array | string> {
   statusCode?: number;
+  /**
+   * A 2xx watch answer's events as the values themselves, instead of NDJSON in the body: only the control plane's
+   * in-process transport (api/server/in-process-values.ts) gives them.
+   */
+  values?: AsyncIterable<unknown>;
   destroy(): void;
 }
 
@@ -156,7 +161,7 @@ function watchStream<T extends KubeObject>(res: StreamAnswer): WatchStream<T> {
   let closed = false;
   async function* events(): AsyncGenerator<WatchEvent<T>> {
     try {
-      for await (const value of decodeNdjson(res)) yield value as WatchEvent<T>;
+      for await (const value of res.values ?? decodeNdjson(res)) yield value as WatchEvent<T>;
     } catch (e) {
       if (closed || !(e instanceof SyntaxError)) return; // closed by us, or the connection dropped: the stream ends
       throw new ApiError({ reason: 'InternalError', message: e.message });

@@ -83,3 +83,42 @@ test('a request the handler hangs up on without answering fails as an unreachabl
   const e = await client.get('modules', 'm').catch((err: unknown) => err);
   assert.ok(e instanceof ApiError && e.reason === 'ServiceUnavailable', String(e));
 });
+
+test('in process, an answer and a watch event are the object as stored, frozen, not JSON decoded again', async (t) => {
+  const { srv, inProc, https } = await setup(t);
+  const rv = (await inProc.list('modules')).metadata.resourceVersion;
+  const watch = await inProc.watch('modules', { resourceVersion: rv });
+  const events = watch.events[Symbol.asyncIterator]();
+  const created = await inProc.create('modules', module('v', '1.0.0'));
+  const stored = await srv.store.get('modules', 'v');
+  assert.equal(created, stored, 'the answer is the store’s object itself');
+  const ev = (await events.next()).value;
+  assert.equal(ev?.type, 'ADDED');
+  assert.equal(ev?.object, stored, 'the event carries the store’s object itself');
+  assert.ok(Object.isFrozen(created) && Object.isFrozen(created.spec.resources[0]?.spec), 'frozen all the way down');
+  assert.throws(() => {
+    created.metadata.labels = { changed: 'yes' };
+  }, TypeError);
+  const overHttps = await https.get('modules', 'v');
+  assert.deepEqual(overHttps, JSON.parse(JSON.stringify(stored)), 'over HTTPS the same object, as JSON');
+  assert.equal(overHttps.metadata.labels, undefined, 'nobody changed the stored object');
+  // An error answer is still a Status, decoded to an ApiError.
+  const gone = await inProc.get('modules', 'nope').catch((e: unknown) => e);
+  assert.ok(gone instanceof ApiError && gone.code === 404, String(gone));
+  watch.close();
+});
+
+test('the requests of one in-process client name one connection, so the server hashes its token once', async () => {
+  // The transport's own behaviour, so a stand-in handler that records each request's socket.
+  const sockets: unknown[] = [];
+  const handle = (req: { socket: unknown }, res: { writeHead(c: number): void; end(b: string): void }): void => {
+    sockets.push(req.socket);
+    res.writeHead(200);
+    res.end('{"kind":"Module","apiVersion":"meshctl.dev/v1alpha1","metadata":{"name":"m"}}');
+  };
+  const client = createInProcessClient({ app: { handle }, config: { token: 't' } });
+  await client.get('modules', 'm');
+  await client.get('modules', 'm');
+  assert.equal(sockets.length, 2);
+  assert.ok(sockets[0] && sockets[0] === sockets[1], 'both requests came on the same socket');
+});

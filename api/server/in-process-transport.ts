@@ -4,7 +4,9 @@
  * everything a request over HTTPS goes through — authentication (the admin token it carries), authorization, the
  * in-flight limits, admission and validation, the store, watches — but costs no TLS, no HTTP framing and parsing
  * and no system call. The answer's body is handed over as the handler writes it (a PassThrough the client reads;
- * a watch's backpressure is that stream's). Agents, meshctl and kubectl keep using HTTPS.
+ * a watch's backpressure is that stream's). A 2xx JSON answer and a JSON watch's events are handed over as the
+ * objects themselves, frozen, instead of text encoded here and decoded there (in-process-values.ts). Agents,
+ * meshctl and kubectl keep using HTTPS.
  */
 import { IncomingMessage, ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
 import { Socket } from 'node:net';
@@ -15,6 +17,7 @@ import type { TransportRequest } from '../client/http-transport.ts';
 import type { ClientConfig } from '../client/types.ts';
 import { ApiError } from '../meta/api-error.ts';
 import type { App } from './app.ts';
+import { VALUE_SINK, type ValueSink } from './in-process-values.ts';
 
 /** Options of createInProcessClient. */
 export interface InProcessClientOptions {
@@ -38,6 +41,12 @@ interface Head {
 /** Serves each request by calling the app's handler. */
 class InProcessTransport implements Transport {
   readonly #opts: InProcessClientOptions;
+  /**
+   * The one unconnected socket every request of this client names as its connection, as a kept-alive HTTPS
+   * connection would be: what the server keeps per connection (the bearer token's hash, api/server/access/auth.ts)
+   * is computed once, not at every request.
+   */
+  readonly #socket = idleSocket();
 
   constructor(opts: InProcessClientOptions) {
     this.#opts = opts;
@@ -52,22 +61,25 @@ class InProcessTransport implements Transport {
     const { statusCode, headers } = await head;
     const chunks: Buffer[] = [];
     for await (const chunk of res.out) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-    return { statusCode, headers, body: Buffer.concat(chunks).toString('utf8') };
+    const body = Buffer.concat(chunks).toString('utf8');
+    return res.value ? { statusCode, headers, body, value: res.value.v } : { statusCode, headers, body };
   }
 
   async send(req: TransportRequest): Promise<StreamAnswer> {
     const { head, res } = this.#dispatch(req);
     const { statusCode } = await head;
+    const values = res.values;
     return {
       statusCode,
       [Symbol.asyncIterator]: () => res.out[Symbol.asyncIterator](),
+      ...(values ? { values: { [Symbol.asyncIterator]: () => values[Symbol.asyncIterator]() } } : {}),
       destroy: () => void res.destroy(),
     };
   }
 
   /** Hands the request to the app; `head` resolves once the handler wrote the status and headers. */
   #dispatch(req: TransportRequest): { head: Promise<Head>; res: InProcessResponse } {
-    const msg = requestMessage(req, this.#opts.config.token);
+    const msg = requestMessage(req, this.#opts.config.token, this.#socket);
     let res!: InProcessResponse;
     const head = new Promise<Head>((resolve, reject) => {
       res = new InProcessResponse(msg, (h) => (h instanceof Error ? reject(h) : resolve(h)));
@@ -80,10 +92,8 @@ class InProcessTransport implements Transport {
 }
 
 /** The request as the handler reads it: method, path, headers (the bearer token's included) and the JSON body. */
-function requestMessage(req: TransportRequest, token: string | undefined): IncomingMessage {
+function requestMessage(req: TransportRequest, token: string | undefined, socket: Socket): IncomingMessage {
   const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
-  const socket = new Socket();
-  socket.readable = false; // nothing to read from: the body is pushed below
   const msg = new IncomingMessage(socket);
   msg.method = req.method;
   msg.url = req.path;
@@ -102,16 +112,31 @@ function requestMessage(req: TransportRequest, token: string | undefined): Incom
   return msg;
 }
 
+/** A socket that connects nowhere and has nothing to read: each request's body is pushed to its message. */
+function idleSocket(): Socket {
+  const socket = new Socket();
+  socket.readable = false;
+  return socket;
+}
+
 type WriteCallback = (error?: Error | null) => void;
+
+/** How many watch events a client in this process may have unread before the watch waits for it (`drain`). */
+const VALUES_BUFFERED = 1024;
 
 /**
  * A ServerResponse whose bytes go to `out` instead of a socket: the headers are kept by the base class and reported
  * once (`onHead`; destroyed before that, a ServiceUnavailable error); `close` is emitted once, after `end()` or when
  * either side destroys it.
  */
-class InProcessResponse extends ServerResponse {
+class InProcessResponse extends ServerResponse implements ValueSink {
   /** The body, as the client reads it. */
   readonly out = new PassThrough();
+  /** The JSON body handed over as a value (sendValue), when the handler answered so. */
+  value?: { v: unknown };
+  /** The values of a stream that writes values (streamValues), as the client reads them. */
+  values?: PassThrough;
+  readonly [VALUE_SINK]: ValueSink = this;
   readonly #onHead: (head: Head | ApiError) => void;
   #sent = false;
   #ended = false;
@@ -144,6 +169,23 @@ class InProcessResponse extends ServerResponse {
     return this;
   }
 
+  sendValue(code: number, value: unknown, headers: Record<string, string>): void {
+    this.value = { v: value };
+    this.writeHead(code, headers);
+    this.end();
+  }
+
+  streamValues(): void {
+    this.values ??= new PassThrough({ objectMode: true, highWaterMark: VALUES_BUFFERED });
+    this.values.on('drain', () => this.emit('drain'));
+  }
+
+  writeValue(value: unknown): boolean {
+    this.writeHead(this.statusCode);
+    if (this.#ended || !this.values || this.values.destroyed) return false;
+    return this.values.write(value);
+  }
+
   override flushHeaders(): void {
     this.writeHead(this.statusCode);
   }
@@ -163,6 +205,7 @@ class InProcessResponse extends ServerResponse {
       else this.out.write(a);
     }
     const done = [a, b, c].find((x) => typeof x === 'function');
+    this.values?.end();
     this.out.end(() => {
       this.emit('finish');
       done?.();
@@ -180,6 +223,7 @@ class InProcessResponse extends ServerResponse {
       );
     }
     this.destroyed = true;
+    this.values?.destroy(error);
     this.out.destroy(error);
     this.#close();
     return this;

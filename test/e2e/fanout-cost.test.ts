@@ -124,4 +124,10 @@ test('a change to a Module assigned to every node costs each node one request an
     [['{client="node",verb="PATCH",resource="declarations/status"}', N]],
     'the agents sent only their Declaration status, one per node',
   );
+  // The controllers read frozen objects shared with the store (api/server/in-process-values.ts): none may fail.
+  const failed = cp
+    .output()
+    .split('\n')
+    .filter((l) => l.includes('Reconcile failed'));
+  assert.deepEqual(failed, [], 'no reconcile failed');
 });

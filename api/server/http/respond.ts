@@ -5,10 +5,16 @@
 import type { ServerResponse } from 'node:http';
 import { ApiError } from '../../meta/api-error.ts';
 import type { Logger } from '../../meta/logger.ts';
+import { deepFreeze, valueSink } from '../in-process-values.ts';
 
-/** Sends `body` as JSON with the given HTTP code (no-op when the response was already sent). */
+/**
+ * Sends `body` as JSON with the given HTTP code (no-op when the response was already sent). A 2xx answer to a
+ * client in this process is handed over as the (frozen) object itself (in-process-values.ts).
+ */
 export function sendJson(res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent || res.destroyed) return;
+  const sink = code >= 200 && code < 300 ? valueSink(res) : undefined;
+  if (sink) return sink.sendValue(code, deepFreeze(body), headers);
   const text = JSON.stringify(body);
   res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
   res.end(text);

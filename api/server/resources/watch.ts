@@ -16,6 +16,8 @@
  *   drops some first, the client gets the 410 ERROR and relists), so it holds about one buffer of memory, not a
  *   queue of every event. One that stops reading is cut off once too much is buffered for it anyway; a closed
  *   client stops its store watch.
+ * - To a client in this process (the controllers' informers), a JSON watch hands each event over as the object
+ *   itself, frozen, instead of its line (api/server/in-process-values.ts); no bare `\n` and no shared snapshot.
  */
 import { ApiError } from '../../meta/api-error.ts';
 import { parseFieldSelector, parseLabelSelector } from '../../meta/selectors.ts';
@@ -26,6 +28,7 @@ import { writeChunks } from './backpressure.ts';
 import type { ResourceRequest } from './context.ts';
 import { boolParam, selectorParams } from './context.ts';
 import { encodeEvent } from './event-encoder.ts';
+import { deepFreeze, valueSink, type ValueSink } from '../in-process-values.ts';
 import { toApiError } from '../http/respond.ts';
 import type { Representation } from './table.ts';
 import { tableContentType } from './table.ts';
@@ -87,6 +90,8 @@ class WatchResponse {
   #lastRv: string | undefined;
   readonly #timers: NodeJS.Timeout[] = [];
   readonly #end = (): void => this.end();
+  /** Set for a JSON watch by a client in this process: it takes the events as objects. */
+  readonly #sink: ValueSink | undefined;
 
   constructor(
     private readonly r: ResourceRequest,
@@ -96,10 +101,12 @@ class WatchResponse {
   ) {
     const rv = params.resourceVersion;
     this.#lastRv = rv && rv !== '0' ? rv : undefined;
+    this.#sink = rep.as === 'json' ? valueSink(r.res) : undefined;
   }
 
   start(): void {
     const { res } = this.r;
+    this.#sink?.streamValues();
     res.writeHead(200, {
       'Content-Type': this.rep.as === 'table' ? tableContentType(this.rep) : 'application/json',
       'Transfer-Encoding': 'chunked',
@@ -114,10 +121,10 @@ class WatchResponse {
     else this.#watchStore(storeOpts);
     if (this.#ended) return;
     this.#timers.push(
-      setInterval(
-        () => this.#write(bookmarks && this.#lastRv ? this.#bookmark(this.#lastRv) : '\n'),
-        this.opts.heartbeatMs,
-      ),
+      setInterval(() => {
+        if (bookmarks && this.#lastRv) this.#bookmark(this.#lastRv);
+        else if (!this.#sink) this.#write('\n');
+      }, this.opts.heartbeatMs),
     );
     if (timeoutMs !== undefined) this.#timers.push(setTimeout(this.#end, timeoutMs));
   }
@@ -129,7 +136,7 @@ class WatchResponse {
   #sharedSnapshot(opts: WatchOptions): Promise<WatchSnapshot> | undefined {
     const from = opts.resourceVersion;
     if ((from && from !== '0') || opts.labelSelector || opts.fieldSelector || this.rep.as !== 'json') return undefined;
-    if (this.opts.view) return undefined;
+    if (this.opts.view || this.#sink) return undefined;
     return this.r.store.watchSnapshot?.(this.r.info.plural);
   }
 
@@ -156,7 +163,8 @@ class WatchResponse {
   /** Ends the stream with an ERROR event carrying the failure's Status. */
   #fail(e: unknown): void {
     const status = toApiError(e, this.r.logger, { plural: this.r.info.plural, watch: true }).toStatus();
-    this.#write(JSON.stringify({ type: 'ERROR', object: status }) + '\n');
+    const event = { type: 'ERROR' as const, object: status };
+    this.#write(this.#sink ? event : JSON.stringify(event) + '\n');
     this.end();
   }
 
@@ -178,23 +186,31 @@ class WatchResponse {
     const view = this.opts.view;
     if (view && e.type !== 'ERROR' && e.type !== 'BOOKMARK') {
       const object = view.map(e.object);
-      if (object) this.#write(encodeEvent({ type: e.type, object }, this.r.info, this.rep));
+      if (object)
+        this.#write(
+          this.#sink ? { type: e.type, object } : encodeEvent({ type: e.type, object }, this.r.info, this.rep),
+        );
       return;
     }
-    this.#write(encodeEvent(e, this.r.info, this.rep));
+    this.#write(this.#sink ? { type: e.type, object: e.object } : encodeEvent(e, this.r.info, this.rep));
     if (e.type === 'ERROR') this.end();
   }
 
-  #bookmark(resourceVersion: string): string {
+  #bookmark(resourceVersion: string): void {
     const apiVersion = this.opts.view?.apiVersion ?? API_VERSION;
-    const object = { apiVersion, kind: this.r.info.kind, metadata: { resourceVersion } };
-    return JSON.stringify({ type: 'BOOKMARK', object }) + '\n';
+    const event = {
+      type: 'BOOKMARK' as const,
+      object: { apiVersion, kind: this.r.info.kind, metadata: { resourceVersion } },
+    };
+    this.#write(this.#sink ? event : JSON.stringify(event) + '\n');
   }
 
-  #write(line: string): void {
+  /** Writes one event's line, or hands the event (frozen) to a client in this process. */
+  #write(out: string | StoreWatchEvent): void {
     const { res } = this.r;
     if (this.#ended || res.destroyed) return;
-    if (!res.write(line) && this.#watch?.pause && !this.#paused) {
+    const sent = typeof out === 'string' ? res.write(out) : this.#sink?.writeValue(deepFreeze(out)) !== false;
+    if (!sent && this.#watch?.pause && !this.#paused) {
       this.#paused = true;
       this.#watch.pause();
       res.once('drain', () => {

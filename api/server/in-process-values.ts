@@ -1,0 +1,36 @@
+/**
+ * JSON values handed across the control plane's in-process transport as they are (in-process-transport.ts): a
+ * 2xx JSON answer (respond.ts `sendJson`) and each watch event (resources/watch.ts) reach a client in this
+ * process as the object the handler holds, not as text it would encode and the client decode again. That object
+ * is usually the store's own copy (the object as stored, which the store also hands to every watcher), so it is
+ * deep-frozen first: neither side can change what the other holds. Over HTTPS nothing changes: a response
+ * without a value sink gets the JSON text as before.
+ */
+import type { ServerResponse } from 'node:http';
+
+/** The key under which an in-process response offers its ValueSink. */
+export const VALUE_SINK: unique symbol = Symbol('meshctl.valueSink');
+
+/** Where a response written in process takes values instead of bytes. */
+export interface ValueSink {
+  /** Answers with `value` (frozen) as the JSON body of a `code` answer with `headers`. */
+  sendValue(code: number, value: unknown, headers: Record<string, string>): void;
+  /** Called before the head is written by a stream that will write values only (a JSON watch), never bytes. */
+  streamValues(): void;
+  /** Streams one value (a watch event, frozen); false when the client has enough buffered (wait for `drain`). */
+  writeValue(value: unknown): boolean;
+}
+
+/** The response's value sink, when it is written for a client in this process; undefined over HTTP(S). */
+export function valueSink(res: ServerResponse): ValueSink | undefined {
+  return (res as ServerResponse & { [VALUE_SINK]?: ValueSink })[VALUE_SINK];
+}
+
+/** Freezes `value` and everything it holds (plain JSON data: objects and arrays); returns it. */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  if (Array.isArray(value)) for (const v of value as unknown[]) deepFreeze(v);
+  else for (const k in value) deepFreeze((value as Record<string, unknown>)[k]);
+  return value;
+}
