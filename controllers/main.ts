@@ -226,7 +226,8 @@ async function run(flags: Flags): Promise<void> {
   // The controllers talk to this API like any other client (Kubernetes-style), with the admin credential, through
   // the same handler — in process, without TLS or HTTP (api/server/in-process-transport.ts).
   const client = createInProcessClient({ app, config: loadMeshconfig(files.meshconfigPath) });
-  const manager = createManager({ client, logger });
+  // Their caches keep the store's own frozen objects, not a second decoded copy of each (FileStore.shared).
+  const manager = createManager({ client, logger, share: (plural, obj) => store.shared(plural, obj) });
   manager.add(createDeclarationController({ manager }));
   manager.add(createAssignmentController({ manager }));
   manager.add(createNodeController({ manager, heartbeats: access.leases }));

@@ -8,6 +8,7 @@
 import type { Client } from './types.ts';
 import type { KubeObject } from '../meta/types.ts';
 import { realClock, type Clock, type TimerHandle } from '../meta/clock.ts';
+import { deepFreeze } from '../meta/frozen.ts';
 import { createJsonLogger, type Logger } from '../meta/logger.ts';
 import { startListWatch, type ListWatch } from './list-watch.ts';
 import { ObjectCache, type CacheChange, type IndexFunc, type InformerEventType } from './object-cache.ts';
@@ -31,6 +32,11 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   logger?: Logger;
   /** Retry delays after failures: `baseMs * 2^n` up to `maxMs`. Default 250 ms and 30 s. */
   backoff?: { baseMs?: number; maxMs?: number };
+  /**
+   * In the control plane's own process: the store's frozen object of the same version as a decoded one (see
+   * FileStore.shared), kept in the cache instead of the decoded copy; undefined keeps the decoded one.
+   */
+  share?: (plural: string, obj: KubeObject) => KubeObject | undefined;
 }
 
 /** A running list+watch of one kind with its cache. */
@@ -44,7 +50,7 @@ export interface Informer<T extends KubeObject = KubeObject> {
   hasSynced(): boolean;
   /** Resolves true once synced, or false if the informer is stopped first. */
   waitForSync(): Promise<boolean>;
-  /** The cached object of that name (shared: clone before changing it). */
+  /** The cached object of that name (shared and frozen: change a copy). */
   get(name: string): T | undefined;
   /** Every cached object, sorted by name. */
   list(): T[];
@@ -99,9 +105,9 @@ class ListWatchInformer<T extends KubeObject> implements Informer<T> {
       backoff,
       clock: this.clock,
       logger: this.logger,
-      onList: (items) => this.replace(items),
+      onList: (items) => this.replace(items.map((obj) => this.shared(obj))),
       onEvent: (ev) => {
-        const change = this.cache.apply(ev);
+        const change = this.cache.apply(ev.type === 'DELETED' ? ev : { ...ev, object: this.shared(ev.object) });
         if (change) this.emit(change);
       },
     });
@@ -151,6 +157,14 @@ class ListWatchInformer<T extends KubeObject> implements Informer<T> {
 
   lastResourceVersion(): string {
     return this.loop?.resourceVersion() ?? '';
+  }
+
+  /**
+   * The store's object of `obj`'s version when the `share` option has it (of this plural: a T), else `obj`; frozen
+   * either way, since every handler shares it (api/meta/frozen.ts).
+   */
+  private shared(obj: T): T {
+    return (this.opts.share?.(this.plural, obj) as T | undefined) ?? deepFreeze(obj);
   }
 
   /** Replaces the cache with a fresh list and reports what changed against it. */

@@ -61,6 +61,12 @@ export interface FileStore extends Store {
    * state (each write is wholly in it or not at all), resolved once everything in it is durable.
    */
   snapshot(): Promise<Snapshot>;
+  /**
+   * The store's own (frozen, shared) object when it holds `obj`'s very version — same name, uid and
+   * resourceVersion — else undefined. A reader in this process that decoded `obj` from the API (the controllers'
+   * informers) keeps the store's instead, so the process holds one copy of each object, not two.
+   */
+  shared<P extends string>(plural: P, obj: KubeObject): ObjectOf<P> | undefined;
 }
 
 const CONFLICT = 'the object has been modified; please apply your changes to the latest version and try again';
@@ -125,6 +131,13 @@ export class DurableStore implements FileStore {
 
   get<P extends string>(plural: P, name: string): ObjectOf<P> | undefined {
     return this.#state.get(plural, name) as ObjectOf<P> | undefined;
+  }
+
+  shared<P extends string>(plural: P, obj: KubeObject): ObjectOf<P> | undefined {
+    const m = obj.metadata;
+    const stored = m?.name === undefined ? undefined : this.#state.get(plural, m.name);
+    if (!stored || stored.metadata.resourceVersion !== m.resourceVersion || stored.metadata.uid !== m.uid) return;
+    return stored as ObjectOf<P>;
   }
 
   list<P extends string>(plural: P, opts?: ListOptions): { items: ObjectOf<P>[]; resourceVersion: string } {

@@ -5,7 +5,7 @@
 import type { Client } from '../../api/client/types.ts';
 import { realClock, type Clock } from '../../api/meta/clock.ts';
 import type { Controller } from './controller.ts';
-import { createInformer, type Informer } from '../../api/client/informer.ts';
+import { createInformer, type Informer, type InformerOptions } from '../../api/client/informer.ts';
 import type { ObjectOf } from '../../api/v1alpha1/generated/resources.ts';
 import type { Logger } from '../../api/meta/logger.ts';
 
@@ -16,6 +16,8 @@ export interface ManagerOptions {
   clock?: Clock;
   /** Backoff of the shared informers' list/watch retries (see InformerOptions). */
   backoff?: { baseMs?: number; maxMs?: number };
+  /** The shared informers' `share` (InformerOptions): in the control plane, the store's copy of each object. */
+  share?: InformerOptions['share'];
 }
 
 /** What each controller's constructor takes: the manager (client, logger, shared informers), a clock, a worker count. */
@@ -65,7 +67,8 @@ export function createManager(opts: ManagerOptions): Manager {
     informerFor<P extends string>(plural: P): Informer<ObjectOf<P>> {
       let inf = shared.get(plural);
       if (!inf) {
-        inf = createInformer({ client: opts.client, plural, clock, logger: opts.logger, backoff: opts.backoff });
+        const { client, logger, backoff, share } = opts;
+        inf = createInformer({ client, plural, clock, logger, backoff, share });
         shared.set(plural, inf);
       }
       // The informer of `plural` lists and watches `plural`: its objects are that plural's type.
