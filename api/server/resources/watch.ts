@@ -74,8 +74,12 @@ export interface ServeWatchOptions {
 
 /** Serves one watch request until the client goes, the timeout passes or the app closes. */
 export function serveWatch(r: ResourceRequest, rep: Representation, opts: ServeWatchOptions): void {
-  new WatchResponse(r, rep, opts, watchParams(r)).start();
+  const params = watchParams(r);
+  new WatchResponse(r, rep, opts, params).start(params);
 }
+
+/** What a watch stream keeps of its request: not the request's parsed URL and query, held by 5,000 open watches. */
+type WatchRequest = Pick<ResourceRequest, 'res' | 'store' | 'info' | 'logger'>;
 
 /** One watch stream: the store watch, its timers and the response it writes to. */
 class WatchResponse {
@@ -85,20 +89,23 @@ class WatchResponse {
   #paused = false;
   /** The newest resourceVersion this client is known to have seen everything up to (bookmarks carry it). */
   #lastRv: string | undefined;
-  readonly #timers: NodeJS.Timeout[] = [];
+  #heartbeat?: NodeJS.Timeout;
+  #timeout?: NodeJS.Timeout;
   readonly #end = (): void => this.end();
+  private readonly r: WatchRequest;
 
   constructor(
-    private readonly r: ResourceRequest,
+    { res, store, info, logger }: ResourceRequest,
     private readonly rep: Representation,
     private readonly opts: ServeWatchOptions,
-    private readonly params: WatchParams,
+    params: WatchParams,
   ) {
+    this.r = { res, store, info, logger };
     const rv = params.resourceVersion;
     this.#lastRv = rv && rv !== '0' ? rv : undefined;
   }
 
-  start(): void {
+  start(params: WatchParams): void {
     const { res } = this.r;
     res.writeHead(200, {
       'Content-Type': this.rep.as === 'table' ? tableContentType(this.rep) : 'application/json',
@@ -108,18 +115,16 @@ class WatchResponse {
     res.flushHeaders();
     this.opts.registry.add(this.#end);
     res.once('close', this.#end);
-    const { bookmarks, timeoutMs, ...storeOpts } = this.params;
+    const { bookmarks, timeoutMs, ...storeOpts } = params;
     const snapshot = this.#sharedSnapshot(storeOpts);
     if (snapshot) void this.#fromSnapshot(snapshot, storeOpts);
     else this.#watchStore(storeOpts);
     if (this.#ended) return;
-    this.#timers.push(
-      setInterval(
-        () => this.#write(bookmarks && this.#lastRv ? this.#bookmark(this.#lastRv) : '\n'),
-        this.opts.heartbeatMs,
-      ),
+    this.#heartbeat = setInterval(
+      () => this.#write(bookmarks && this.#lastRv ? this.#bookmark(this.#lastRv) : '\n'),
+      this.opts.heartbeatMs,
     );
-    if (timeoutMs !== undefined) this.#timers.push(setTimeout(this.#end, timeoutMs));
+    if (timeoutMs !== undefined) this.#timeout = setTimeout(this.#end, timeoutMs);
   }
 
   /**
@@ -165,7 +170,8 @@ class WatchResponse {
     if (this.#ended) return;
     this.#ended = true;
     this.#watch?.stop();
-    for (const t of this.#timers) clearTimeout(t);
+    clearInterval(this.#heartbeat);
+    clearTimeout(this.#timeout);
     this.opts.registry.delete(this.#end);
     const { res } = this.r;
     if (!res.writableEnded && !res.destroyed) res.end();
