@@ -56,6 +56,8 @@ export class WatchHub {
     resume: (w) => this.#resume(w),
     failed: (w, err) => this.#failed(w, err),
   };
+  /** The newest published event of each stored object, by that object (see #supersede). */
+  readonly #latest = new WeakMap<KubeObject, StoreEvent>();
   /** Snapshots waiting for their resourceVersion to be durable. */
   #durableWaiters: { rv: number; resolve: () => void }[] = [];
 
@@ -106,7 +108,22 @@ export class WatchHub {
     } finally {
       this.#publishing = false;
     }
+    for (const e of events) this.#supersede(e);
     for (const w of this.#unready) this.#catchUp(w);
+  }
+
+  /**
+   * Once `e` is published, the older versions of its object need not stay decoded in the log (store-event.ts):
+   * the event that wrote `e.prev` drops its object, and `e` drops `prev`; both keep their JSON.
+   */
+  #supersede(e: StoreEvent): void {
+    const prev = e.prev;
+    const before = prev === undefined ? undefined : this.#latest.get(prev);
+    if (before) {
+      before.dropObject();
+      e.dropPrev(before.objectJson);
+    }
+    if (e.type !== 'DELETED') this.#latest.set(e.object, e);
   }
 
   /** The shared initial events of an unfiltered watch from resourceVersion 0 (see Store.watchSnapshot). */

@@ -91,6 +91,8 @@ export class Watcher implements Watch {
 
   #select(e: StoreEvent): StoreEvent | undefined {
     if (!this.#filtered) return e;
+    // Another object than the one this watch can see: not even read (an event in the log may have to be decoded).
+    if (this.name !== undefined && e.name !== this.name) return undefined;
     const now = this.#matches(e.object);
     if (e.type !== 'MODIFIED') return now ? e : undefined;
     const before = e.prev !== undefined && this.#matches(e.prev);

@@ -178,7 +178,8 @@ class WatchResponse {
   }
 
   #onEvent(e: StoreWatchEvent): void {
-    const rv = e.object.metadata?.resourceVersion;
+    // The store's events carry it: reading `object` may decode one again (api/store/store-event.ts).
+    const rv = e.rv !== undefined ? String(e.rv) : e.object.metadata?.resourceVersion;
     if (e.type !== 'ERROR' && rv && (this.#lastRv === undefined || Number(rv) > Number(this.#lastRv)))
       this.#lastRv = rv;
     const view = this.opts.view;
