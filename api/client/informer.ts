@@ -8,6 +8,7 @@
 import type { Client } from './types.ts';
 import type { KubeObject } from '../meta/types.ts';
 import { realClock, type Clock, type TimerHandle } from '../meta/clock.ts';
+import { deepFreeze } from '../meta/frozen.ts';
 import { createJsonLogger, type Logger } from '../meta/logger.ts';
 import { startListWatch, type ListWatch } from './list-watch.ts';
 import { ObjectCache, type CacheChange, type IndexFunc, type InformerEventType } from './object-cache.ts';
@@ -44,7 +45,7 @@ export interface Informer<T extends KubeObject = KubeObject> {
   hasSynced(): boolean;
   /** Resolves true once synced, or false if the informer is stopped first. */
   waitForSync(): Promise<boolean>;
-  /** The cached object of that name (shared: clone before changing it). */
+  /** The cached object of that name (shared and frozen: change a copy). */
   get(name: string): T | undefined;
   /** Every cached object, sorted by name. */
   list(): T[];
@@ -99,9 +100,9 @@ class ListWatchInformer<T extends KubeObject> implements Informer<T> {
       backoff,
       clock: this.clock,
       logger: this.logger,
-      onList: (items) => this.replace(items),
+      onList: (items) => this.replace(items.map(deepFreeze)),
       onEvent: (ev) => {
-        const change = this.cache.apply(ev);
+        const change = this.cache.apply(ev.type === 'DELETED' ? ev : { ...ev, object: deepFreeze(ev.object) });
         if (change) this.emit(change);
       },
     });

@@ -25,12 +25,3 @@ export interface ValueSink {
 export function valueSink(res: ServerResponse): ValueSink | undefined {
   return (res as ServerResponse & { [VALUE_SINK]?: ValueSink })[VALUE_SINK];
 }
-
-/** Freezes `value` and everything it holds (plain JSON data: objects and arrays); returns it. */
-export function deepFreeze<T>(value: T): T {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
-  Object.freeze(value);
-  if (Array.isArray(value)) for (const v of value as unknown[]) deepFreeze(v);
-  else for (const k in value) deepFreeze((value as Record<string, unknown>)[k]);
-  return value;
-}

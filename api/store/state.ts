@@ -14,6 +14,7 @@ import {
 } from '../meta/selectors.ts';
 import type { ListOptions } from './types.ts';
 import { withResourceVersion } from './object-meta.ts';
+import { deepFreeze } from '../meta/frozen.ts';
 import { delLine, putLine, txnLine, type JournalEntry, type StoreData } from './store-data.ts';
 import { StoreEvent } from './store-event.ts';
 
@@ -57,7 +58,11 @@ export class StoreState {
 
   constructor(data: StoreData) {
     this.data = data;
-    for (const [plural, kind] of data.kinds) for (const obj of kind.values()) this.#index(plural, obj);
+    for (const [plural, kind] of data.kinds)
+      for (const obj of kind.values()) {
+        deepFreeze(obj);
+        this.#index(plural, obj);
+      }
   }
 
   get(plural: string, name: string): KubeObject | undefined {
@@ -103,7 +108,8 @@ export class StoreState {
   put(txn: Txn, plural: string, obj: KubeObject, type: 'ADDED' | 'MODIFIED'): KubeObject {
     const rv = ++this.data.rv;
     const json = JSON.stringify(withResourceVersion(obj, rv));
-    const stored = JSON.parse(json) as KubeObject; // the store's own deep copy, exactly what the journal holds
+    // The store's own deep copy, exactly what the journal holds; frozen, since every reader shares it (frozen.ts).
+    const stored = deepFreeze(JSON.parse(json) as KubeObject);
     const name = stored.metadata.name as string;
     let kind = this.data.kinds.get(plural);
     if (!kind) this.data.kinds.set(plural, (kind = new Map()));
@@ -125,7 +131,8 @@ export class StoreState {
     const rv = ++this.data.rv;
     const name = obj.metadata.name as string;
     const json = JSON.stringify(withResourceVersion(obj, rv));
-    const gone = JSON.parse(json) as KubeObject; // `obj` may share parts with a caller's object: the event gets its own
+    // `obj` may share parts with a caller's object: the event gets its own copy, frozen like a stored object.
+    const gone = deepFreeze(JSON.parse(json) as KubeObject);
     const kind = this.data.kinds.get(plural);
     const prev = kind?.get(name);
     kind?.delete(name);

@@ -59,6 +59,8 @@ export interface WatchOptions extends ListOptions {
 export interface StoreWatchEvent {
   readonly type: WatchEventType;
   readonly object: KubeObject;
+  /** The change's resourceVersion (0 for ERROR), when the store gives it without reading `object`. */
+  readonly rv?: number;
 }
 
 /** A running watch; `stop()` is idempotent. */

@@ -15,7 +15,7 @@ import { StoreEvent } from './store-event.ts';
 import type { StoreLogger } from './store-log.ts';
 import { WatchLog } from './watch-log.ts';
 import { WatchSnapshots, type WatchSnapshot, type WatchSnapshotStats } from './watch-snapshots.ts';
-import { Watcher } from './watcher.ts';
+import { Watcher, type WatcherControl } from './watcher.ts';
 import { WatcherRegistry } from './watcher-registry.ts';
 
 /** Options of the WatchHub constructor. */
@@ -49,6 +49,15 @@ export class WatchHub {
   /** Synthetic ADDED events by stored object, shared by every watch that starts from resourceVersion 0. */
   readonly #added = new WeakMap<KubeObject, StoreEvent>();
   readonly #snapshots: WatchSnapshots;
+  /** What every watcher's stop, pause and resume call (one object for all: a watch holds no closures of its own). */
+  readonly #control: WatcherControl = {
+    stop: (w) => this.#remove(w),
+    pause: (w) => this.#pause(w),
+    resume: (w) => this.#resume(w),
+    failed: (w, err) => this.#failed(w, err),
+  };
+  /** The newest published event of each stored object, by that object (see #supersede). */
+  readonly #latest = new WeakMap<KubeObject, StoreEvent>();
   /** Snapshots waiting for their resourceVersion to be durable. */
   #durableWaiters: { rv: number; resolve: () => void }[] = [];
 
@@ -99,7 +108,22 @@ export class WatchHub {
     } finally {
       this.#publishing = false;
     }
+    for (const e of events) this.#supersede(e);
     for (const w of this.#unready) this.#catchUp(w);
+  }
+
+  /**
+   * Once `e` is published, the older versions of its object need not stay decoded in the log (store-event.ts):
+   * the event that wrote `e.prev` drops its object, and `e` drops `prev`; both keep their JSON.
+   */
+  #supersede(e: StoreEvent): void {
+    const prev = e.prev;
+    const before = prev === undefined ? undefined : this.#latest.get(prev);
+    if (before) {
+      before.dropObject();
+      e.dropPrev(before.objectJson);
+    }
+    if (e.type !== 'DELETED') this.#latest.set(e.object, e);
   }
 
   /** The shared initial events of an unfiltered watch from resourceVersion 0 (see Store.watchSnapshot). */
@@ -149,12 +173,12 @@ export class WatchHub {
       cursor,
       initial,
       onEvent,
-      onError: (x, err) => this.#failed(x, err),
+      control: this.#control,
     });
     this.#watchers.add(w);
     this.#unready.add(w);
     setImmediate(() => this.#catchUp(w));
-    return { stop: () => this.#remove(w), pause: () => this.#pause(w), resume: () => this.#resume(w) };
+    return w;
   }
 
   /** Stops delivering to `w` (its consumer is full); the events wait in the log. */

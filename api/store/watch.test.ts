@@ -202,3 +202,18 @@ test('fan-out: 1,000 watchers share one event object, and a throwing callback st
   bad.stop();
   assert.equal(store.stats().watchers, 0);
 });
+
+test('a watch holds no closures of its own: every watch shares its stop, pause and resume', async (t) => {
+  const { store } = await tempStore(t);
+  const seen: string[] = [];
+  const a = store.watch('nodes', {}, (e) => seen.push(`a ${e.type}`));
+  const b = store.watch('nodes', { fieldSelector: 'metadata.name=x' }, (e) => seen.push(`b ${e.type}`));
+  assert.equal(a.stop, b.stop, 'stop is shared');
+  assert.equal(a.pause, b.pause, 'pause is shared');
+  assert.equal(a.resume, b.resume, 'resume is shared');
+  b.stop();
+  await store.create('nodes', node('x'));
+  await settle();
+  assert.deepEqual(seen, ['a ADDED'], 'the stopped watch got nothing, the other its event');
+  a.stop();
+});

@@ -12,7 +12,7 @@ const watcher = (plural: string, fieldSelector = ''): Watcher =>
     field: parseFieldSelector(fieldSelector),
     cursor: 0,
     onEvent: () => undefined,
-    onError: () => undefined,
+    control: { stop: () => undefined, pause: () => undefined, resume: () => undefined, failed: () => undefined },
   });
 const event = (plural: string, name: string): StoreEvent =>
   new StoreEvent({

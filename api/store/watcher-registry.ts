@@ -45,7 +45,7 @@ export class WatcherRegistry {
   for(e: StoreEvent): Watcher[] {
     const kind = this.#byPlural.get(e.plural);
     if (!kind) return [];
-    const named = kind.byName.get(e.object.metadata?.name ?? '');
+    const named = kind.byName.get(e.name ?? '');
     return named ? [...kind.any, ...named] : [...kind.any];
   }
 

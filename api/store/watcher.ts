@@ -12,6 +12,7 @@ import {
   type LabelSelector,
 } from '../meta/selectors.ts';
 import type { StoreEvent } from './store-event.ts';
+import type { Watch } from './types.ts';
 
 /** Options of the Watcher constructor. */
 export interface WatcherOptions {
@@ -23,12 +24,24 @@ export interface WatcherOptions {
   /** Objects to deliver as ADDED first (a watch from resourceVersion 0), listed at `cursor`. */
   initial?: KubeObject[];
   onEvent: (e: StoreEvent) => void;
-  /** Called when `onEvent` throws; the watcher is stopped by its owner. */
-  onError: (w: Watcher, err: unknown) => void;
+  /** Its owner (the watch hub, one for all its watchers): what `stop`, `pause` and `resume` ask of it. */
+  control: WatcherControl;
 }
 
-/** A watch's state (see the file comment). */
-export class Watcher {
+/**
+ * What a watcher's owner does for it: stop it, pause and resume delivery, and stop it when its callback throws.
+ * One object per owner, shared by all its watchers, so a watch costs no closures of its own.
+ */
+export interface WatcherControl {
+  stop(w: Watcher): void;
+  pause(w: Watcher): void;
+  resume(w: Watcher): void;
+  /** Called when `onEvent` throws; the owner stops the watcher. */
+  failed(w: Watcher, err: unknown): void;
+}
+
+/** A watch's state (see the file comment), and the `Watch` its caller holds. */
+export class Watcher implements Watch {
   readonly plural: string;
   /** The only object name this watch can see (its field selector requires it), if any. */
   readonly name: string | undefined;
@@ -36,7 +49,7 @@ export class Watcher {
   readonly #field: FieldSelector;
   readonly #filtered: boolean;
   readonly #onEvent: (e: StoreEvent) => void;
-  readonly #onError: (w: Watcher, err: unknown) => void;
+  readonly #control: WatcherControl;
   cursor: number;
   initial?: KubeObject[];
   /** Caught up with the log: live events are delivered directly. */
@@ -54,7 +67,22 @@ export class Watcher {
     this.cursor = opts.cursor;
     this.initial = opts.initial;
     this.#onEvent = opts.onEvent;
-    this.#onError = opts.onError;
+    this.#control = opts.control;
+  }
+
+  /** Ends the watch (idempotent). */
+  stop(): void {
+    this.#control.stop(this);
+  }
+
+  /** Holds delivery until `resume()` (flow control, see Watch). */
+  pause(): void {
+    this.#control.pause(this);
+  }
+
+  /** Delivers again, from the log first. */
+  resume(): void {
+    this.#control.resume(this);
   }
 
   #matches(obj: KubeObject): boolean {
@@ -63,6 +91,8 @@ export class Watcher {
 
   #select(e: StoreEvent): StoreEvent | undefined {
     if (!this.#filtered) return e;
+    // Another object than the one this watch can see: not even read (an event in the log may have to be decoded).
+    if (this.name !== undefined && e.name !== this.name) return undefined;
     const now = this.#matches(e.object);
     if (e.type !== 'MODIFIED') return now ? e : undefined;
     const before = e.prev !== undefined && this.#matches(e.prev);
@@ -84,7 +114,7 @@ export class Watcher {
     try {
       this.#onEvent(e);
     } catch (err) {
-      this.#onError(this, err);
+      this.#control.failed(this, err);
     }
   }
 }

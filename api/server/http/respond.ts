@@ -5,7 +5,8 @@
 import type { ServerResponse } from 'node:http';
 import { ApiError } from '../../meta/api-error.ts';
 import type { Logger } from '../../meta/logger.ts';
-import { deepFreeze, valueSink } from '../in-process-values.ts';
+import { valueSink } from '../in-process-values.ts';
+import { deepFreeze } from '../../meta/frozen.ts';
 
 /**
  * Sends `body` as JSON with the given HTTP code (no-op when the response was already sent). A 2xx answer to a

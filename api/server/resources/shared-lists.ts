@@ -11,6 +11,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import { ApiError } from '../../meta/api-error.ts';
+import { sendJson } from '../http/respond.ts';
+import { valueSink } from '../in-process-values.ts';
 
 /** The default bound on the bytes of the lists being sent: 128 MiB. */
 export const DEFAULT_MAX_LIST_BYTES = 128 * 1024 * 1024;
@@ -48,6 +50,8 @@ export class SharedLists {
    */
   send(res: ServerResponse, key: string, build: () => unknown): void {
     if (res.headersSent || res.destroyed) return;
+    // A client in this process (the controllers' informers) takes the list as it is: the store's own objects.
+    if (valueSink(res)) return sendJson(res, 200, build());
     let entry = this.#entries.get(key);
     if (entry) this.#shared++;
     else {

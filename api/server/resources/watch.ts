@@ -28,7 +28,8 @@ import { writeChunks } from './backpressure.ts';
 import type { ResourceRequest } from './context.ts';
 import { boolParam, selectorParams } from './context.ts';
 import { encodeEvent } from './event-encoder.ts';
-import { deepFreeze, valueSink, type ValueSink } from '../in-process-values.ts';
+import { valueSink, type ValueSink } from '../in-process-values.ts';
+import { deepFreeze } from '../../meta/frozen.ts';
 import { toApiError } from '../http/respond.ts';
 import type { Representation } from './table.ts';
 import { tableContentType } from './table.ts';
@@ -77,8 +78,12 @@ export interface ServeWatchOptions {
 
 /** Serves one watch request until the client goes, the timeout passes or the app closes. */
 export function serveWatch(r: ResourceRequest, rep: Representation, opts: ServeWatchOptions): void {
-  new WatchResponse(r, rep, opts, watchParams(r)).start();
+  const params = watchParams(r);
+  new WatchResponse(r, rep, opts, params).start(params);
 }
+
+/** What a watch stream keeps of its request: not the request's parsed URL and query, held by 5,000 open watches. */
+type WatchRequest = Pick<ResourceRequest, 'res' | 'store' | 'info' | 'logger'>;
 
 /** One watch stream: the store watch, its timers and the response it writes to. */
 class WatchResponse {
@@ -88,23 +93,26 @@ class WatchResponse {
   #paused = false;
   /** The newest resourceVersion this client is known to have seen everything up to (bookmarks carry it). */
   #lastRv: string | undefined;
-  readonly #timers: NodeJS.Timeout[] = [];
+  #heartbeat?: NodeJS.Timeout;
+  #timeout?: NodeJS.Timeout;
   readonly #end = (): void => this.end();
   /** Set for a JSON watch by a client in this process: it takes the events as objects. */
   readonly #sink: ValueSink | undefined;
+  private readonly r: WatchRequest;
 
   constructor(
-    private readonly r: ResourceRequest,
+    { res, store, info, logger }: ResourceRequest,
     private readonly rep: Representation,
     private readonly opts: ServeWatchOptions,
-    private readonly params: WatchParams,
+    params: WatchParams,
   ) {
+    this.r = { res, store, info, logger };
     const rv = params.resourceVersion;
     this.#lastRv = rv && rv !== '0' ? rv : undefined;
-    this.#sink = rep.as === 'json' ? valueSink(r.res) : undefined;
+    this.#sink = rep.as === 'json' ? valueSink(res) : undefined;
   }
 
-  start(): void {
+  start(params: WatchParams): void {
     const { res } = this.r;
     this.#sink?.streamValues();
     res.writeHead(200, {
@@ -115,18 +123,16 @@ class WatchResponse {
     res.flushHeaders();
     this.opts.registry.add(this.#end);
     res.once('close', this.#end);
-    const { bookmarks, timeoutMs, ...storeOpts } = this.params;
+    const { bookmarks, timeoutMs, ...storeOpts } = params;
     const snapshot = this.#sharedSnapshot(storeOpts);
     if (snapshot) void this.#fromSnapshot(snapshot, storeOpts);
     else this.#watchStore(storeOpts);
     if (this.#ended) return;
-    this.#timers.push(
-      setInterval(() => {
-        if (bookmarks && this.#lastRv) this.#bookmark(this.#lastRv);
-        else if (!this.#sink) this.#write('\n');
-      }, this.opts.heartbeatMs),
-    );
-    if (timeoutMs !== undefined) this.#timers.push(setTimeout(this.#end, timeoutMs));
+    this.#heartbeat = setInterval(() => {
+      if (bookmarks && this.#lastRv) this.#bookmark(this.#lastRv);
+      else if (!this.#sink) this.#write('\n');
+    }, this.opts.heartbeatMs);
+    if (timeoutMs !== undefined) this.#timeout = setTimeout(this.#end, timeoutMs);
   }
 
   /**
@@ -173,14 +179,16 @@ class WatchResponse {
     if (this.#ended) return;
     this.#ended = true;
     this.#watch?.stop();
-    for (const t of this.#timers) clearTimeout(t);
+    clearInterval(this.#heartbeat);
+    clearTimeout(this.#timeout);
     this.opts.registry.delete(this.#end);
     const { res } = this.r;
     if (!res.writableEnded && !res.destroyed) res.end();
   }
 
   #onEvent(e: StoreWatchEvent): void {
-    const rv = e.object.metadata?.resourceVersion;
+    // The store's events carry it: reading `object` may decode one again (api/store/store-event.ts).
+    const rv = e.rv !== undefined ? String(e.rv) : e.object.metadata?.resourceVersion;
     if (e.type !== 'ERROR' && rv && (this.#lastRv === undefined || Number(rv) > Number(this.#lastRv)))
       this.#lastRv = rv;
     const view = this.opts.view;
