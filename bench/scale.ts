@@ -29,6 +29,7 @@ import {
   soloModule,
   timeMeshctl,
   waitAllBack,
+  waitOverlayAddresses,
   waitSoloApplied,
 } from './lib/scale-probes.ts';
 import { renderScale, type ScaleRow } from './lib/scale-render.ts';
@@ -38,6 +39,12 @@ const MODULE = 'scale';
 const SOLO = 'solo';
 const HEARTBEAT_MS = 10_000;
 const LOG_EVERY_MS = 30_000;
+/**
+ * The heartbeat CPU window: a multiple of both the heartbeat interval and the log period, so that each agent's
+ * heartbeats and log POSTs are all counted once per period whatever its phase (a 20 s window caught one or two of the
+ * log bursts, which arrive spread only over the agents' start window).
+ */
+const CPU_WINDOW_MS = 30_000;
 const FANOUT_ROUNDS = 2;
 const SOLO_ROUNDS = 5;
 const HERD_TIMEOUT_MS = 180_000;
@@ -139,11 +146,16 @@ async function measureN(n: number): Promise<ScaleRow> {
     const upMs = await agentsUp(mesh, within(180_000 + n * 40));
     await ready;
     const setupMs = performance.now() - setup0;
+    memory.phase('overlay addresses');
+    const overlayMs = await waitOverlayAddresses(client, within(600_000)).catch((e: unknown) => {
+      problems.push(`overlay addresses: ${(e as Error).message}`);
+      return NaN;
+    });
     memory.phase('heartbeat');
     await sleep(HEARTBEAT_MS);
     const counted = await requestCounts(client);
     const t0 = performance.now();
-    const heartbeatCpu = await cpuPercent(mesh.cp.pid, 2 * HEARTBEAT_MS);
+    const heartbeatCpu = await cpuPercent(mesh.cp.pid, CPU_WINDOW_MS);
     const rates = ratesBetween(counted, await requestCounts(client), (performance.now() - t0) / 1000);
     const steadyRss = memoryOf(mesh.cp.pid).rssMiB;
     memory.phase('all-nodes change');
@@ -191,6 +203,8 @@ async function measureN(n: number): Promise<ScaleRow> {
       heartbeatCpu,
       heartbeatsPerSec: sumRates(rates, (k) => k.startsWith('node ') && k.endsWith(' nodes/status')),
       agentRequestsPerSec: sumRates(rates, (k) => k.startsWith('node ')),
+      adminRequestsPerSec: sumRates(rates, (k) => k.startsWith('admin ')),
+      overlayMs,
       rss: { idle: idleRss, steady: steadyRss, peakBeforeKill, peakAfterRestart: memoryOf(mesh.cp.pid).hwmMiB },
       fanout: fan,
       solo: summarize(soloMs),

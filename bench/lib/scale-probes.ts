@@ -188,6 +188,22 @@ export async function waitAllBack(client: Client, sinceMs: number, t0: number, t
   return { ms: NaN, ms99, left: last?.count ?? notBack.size, sample: last?.sample ?? [] };
 }
 
+/**
+ * Waits until every Node has its overlay address (the overlay controller gives the fixture's N Nodes theirs one at a
+ * time after the start: one-time work that must not be counted as the heartbeat's); resolves with the ms it took.
+ */
+export async function waitOverlayAddresses(client: Client, timeoutMs: number): Promise<number> {
+  const t0 = performance.now();
+  for (;;) {
+    const nodes = (await client.list('nodes')).items;
+    const missing = nodes.filter((n) => !n.status?.overlay?.address).length;
+    if (missing === 0) return performance.now() - t0;
+    if (performance.now() - t0 > timeoutMs)
+      throw new Error(`${missing} of ${nodes.length} Nodes had no overlay address after ${timeoutMs} ms`);
+    await sleep(5000);
+  }
+}
+
 /** Requests the control plane counted (`meshctl_apiserver_requests_total`), by `client verb resource`. */
 export async function requestCounts(client: HttpClient): Promise<Map<string, number>> {
   const res = await client.transport.send({ method: 'GET', path: '/metrics', stream: true });
