@@ -145,8 +145,8 @@ try {
   mesh.startAgents();
   await ready;
   tracker.close();
-  await sleep(15_000);
   say(`N = ${N}, pid ${mesh.cp.pid}`);
+  if (!process.env.TIMELINE_S) await sleep(15_000);
 
   const port = new URL(mesh.cp.url).port;
   const overlayWrites = async (): Promise<number> => (await requestCounts(admin)).get('admin PATCH nodes/status') ?? 0;
@@ -164,6 +164,17 @@ try {
     return { ...w, agentRate };
   };
   say(`overlay addresses written so far: ${await overlayWrites()} of ${N}`);
+  // TIMELINE_S: the control plane's CPU and requests every 2 s from round 0 applied on (how long the set-up's tail lasts).
+  for (let t = 0, last = await requestCounts(admin); t < Number(process.env.TIMELINE_S ?? 0); t += 2) {
+    const mark = mesh.cp.output().length;
+    const c0 = cpuSecondsOf(mesh.cp.pid);
+    await sleep(2000);
+    const now = await requestCounts(admin);
+    const rates = [...ratesBetween(last, now, 2)].map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ');
+    last = now;
+    const gc = gcOf(mesh.cp.output().slice(mark));
+    say(`  t=${t + 2} s: ${((cpuSecondsOf(mesh.cp.pid) - c0) * 50).toFixed(0)} %; ${rates}; GC ${gc}`);
+  }
   await active('agents running, 10 s after round 0 (as the bench)');
   const s0 = performance.now();
   while ((await overlayWrites()) < N && performance.now() - s0 < Number(process.env.OVERLAY_WAIT_S ?? 600) * 1000)
