@@ -1,10 +1,13 @@
 /**
  * Probe (issue 14): what the control plane's CPU in the scale bench's heartbeat phase is made of. After round 0 is
- * applied and the agents heartbeat: its CPU with the agents running and nothing else (requests counted by kind);
- * the same with the bench's 1 s sampler (lib/scale-memory.ts: `/metrics` and smaps_rollup every second); the floor
- * with every connection open and no request (the agents' worker processes SIGSTOPped); the cost of one `/metrics`
- * answer; and, with the agents stopped again, the cost of one heartbeat and of one log POST sent by the probe itself
- * over node credentials. With `SCALE_CP_NODE_ARGS=--trace-gc` it also sums the GC pauses in each window.
+ * applied: optionally (`TIMELINE_S`) its CPU, requests by kind and GC every 2 s; its CPU with the agents running
+ * 15 s after round 0 (where the bench's window used to be) and again once every overlay address is written
+ * (`OVERLAY_WAIT_S`, default 600) and `SETTLE_S` (10) later, with the requests counted by kind and the connections
+ * opened meanwhile; the same with the bench's 1 s sampler (lib/scale-memory.ts); the floor with every connection open
+ * and no request (the agents' worker processes SIGSTOPped); the cost of one `/metrics` answer; and, with the agents
+ * stopped again, the cost of one heartbeat and of one log POST sent by the probe itself over node credentials.
+ * Windows last `WINDOW_S` (20) s. With `SCALE_CP_NODE_ARGS=--trace-gc` it sums the GC pauses in each window; each
+ * window's bounds are printed in the clock of a `--cpu-prof` profile; `PERF=FILE` records the first window with perf.
  * Run: `N=1000 node --import tsx bench/hb-probe.ts` (more than 1,000 agents under the machine's bench lock).
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -175,7 +178,7 @@ try {
     const gc = gcOf(mesh.cp.output().slice(mark));
     say(`  t=${t + 2} s: ${((cpuSecondsOf(mesh.cp.pid) - c0) * 50).toFixed(0)} %; ${rates}; GC ${gc}`);
   }
-  await active('agents running, 10 s after round 0 (as the bench)');
+  await active('agents running, 15 s after round 0 (where the bench measured)');
   const s0 = performance.now();
   while ((await overlayWrites()) < N && performance.now() - s0 < Number(process.env.OVERLAY_WAIT_S ?? 600) * 1000)
     await sleep(2000);
