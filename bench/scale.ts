@@ -22,6 +22,7 @@ import { RoundTracker, rvOf } from './lib/round-tracker.ts';
 import { simNodeName } from './lib/scale-fixture.ts';
 import { startScaleMesh, type ScaleMesh } from './lib/scale-mesh.ts';
 import {
+  agentsStoppedCpu,
   cpuPercent,
   ratesBetween,
   requestCounts,
@@ -29,6 +30,8 @@ import {
   soloModule,
   timeMeshctl,
   waitAllBack,
+  waitFirstLogs,
+  waitOverlayAddresses,
   waitSoloApplied,
 } from './lib/scale-probes.ts';
 import { renderScale, type ScaleRow } from './lib/scale-render.ts';
@@ -38,6 +41,14 @@ const MODULE = 'scale';
 const SOLO = 'solo';
 const HEARTBEAT_MS = 10_000;
 const LOG_EVERY_MS = 30_000;
+/**
+ * The heartbeat CPU window: a multiple of both the heartbeat interval and the log period, so that each agent's
+ * heartbeats and log POSTs are all counted once per period whatever its phase (a 20 s window caught one or two of the
+ * log bursts, which arrive spread only over the agents' start window).
+ */
+const CPU_WINDOW_MS = 30_000;
+/** How long the agents are stopped to measure the floor (their last heartbeats are then at most 10 + 2 + 15 s old). */
+const FLOOR_MS = 15_000;
 const FANOUT_ROUNDS = 2;
 const SOLO_ROUNDS = 5;
 const HERD_TIMEOUT_MS = 180_000;
@@ -50,6 +61,9 @@ const DEADLINE = process.env.SCALE_DEADLINE
   : Date.now() + Number(process.env.SCALE_BUDGET_S ?? 86_400) * 1000;
 /** `ms`, or what is left of the budget when that is less. */
 const within = (ms: number): number => Math.max(1000, Math.min(ms, DEADLINE - Date.now()));
+
+/** Every agent starts at a random time within this window after startAgents. */
+const startSpread = (n: number): number => Math.min(30_000, n * 4);
 
 /** The sum of the rates whose key `pick` chooses. */
 const sumRates = (rates: Map<string, number>, pick: (key: string) => boolean): number =>
@@ -112,7 +126,7 @@ async function measureN(n: number): Promise<ScaleRow> {
     module: MODULE,
     heartbeatIntervalMs: HEARTBEAT_MS,
     logEveryMs: LOG_EVERY_MS,
-    startSpreadMs: Math.min(30_000, n * 4),
+    startSpreadMs: startSpread(n),
   });
   let client = createClient(mesh.cp.config);
   const tracker = new RoundTracker(n);
@@ -136,16 +150,28 @@ async function measureN(n: number): Promise<ScaleRow> {
     });
     memory.phase('setup (agents start)');
     mesh.startAgents();
+    const started = performance.now();
     const upMs = await agentsUp(mesh, within(180_000 + n * 40));
     await ready;
     const setupMs = performance.now() - setup0;
+    memory.phase('overlay addresses, first logs');
+    const overlayMs = await waitOverlayAddresses(client, within(600_000)).catch((e: unknown) => {
+      problems.push(`overlay addresses: ${(e as Error).message}`);
+      return NaN;
+    });
+    // A node's first log POST creates its log directory and reads its cursor (one-time work: at N = 1,000 the first
+    // round of log POSTs cost the control plane ~50 % of a core for 4 s, later rounds a few %). The heartbeat window
+    // starts once every agent's first ship time has passed and N log POSTs were counted.
+    const firstLogsMs = await waitFirstLogs(client, n, started + startSpread(n) + LOG_EVERY_MS, within(120_000));
     memory.phase('heartbeat');
     await sleep(HEARTBEAT_MS);
     const counted = await requestCounts(client);
     const t0 = performance.now();
-    const heartbeatCpu = await cpuPercent(mesh.cp.pid, 2 * HEARTBEAT_MS);
+    const heartbeatCpu = await cpuPercent(mesh.cp.pid, CPU_WINDOW_MS);
     const rates = ratesBetween(counted, await requestCounts(client), (performance.now() - t0) / 1000);
     const steadyRss = memoryOf(mesh.cp.pid).rssMiB;
+    memory.phase('agents stopped (floor)');
+    const floorCpu = await agentsStoppedCpu(mesh, FLOOR_MS);
     memory.phase('all-nodes change');
     const fan = await fanout(client, tracker, stored, n);
     memory.phase("one node's change");
@@ -189,8 +215,12 @@ async function measureN(n: number): Promise<ScaleRow> {
       upMs,
       idleCpu,
       heartbeatCpu,
+      floorCpu,
       heartbeatsPerSec: sumRates(rates, (k) => k.startsWith('node ') && k.endsWith(' nodes/status')),
       agentRequestsPerSec: sumRates(rates, (k) => k.startsWith('node ')),
+      adminRequestsPerSec: sumRates(rates, (k) => k.startsWith('admin ')),
+      overlayMs,
+      firstLogsMs,
       rss: { idle: idleRss, steady: steadyRss, peakBeforeKill, peakAfterRestart: memoryOf(mesh.cp.pid).hwmMiB },
       fanout: fan,
       solo: summarize(soloMs),

@@ -34,6 +34,8 @@ export interface ScaleMesh {
   startAgents(): void;
   /** How many agents are started and how many say the control plane is reachable (latest reports). */
   agents(): ScaleWorkerReport;
+  /** The agents' worker processes' pids (to SIGSTOP them: the control plane with its connections open and no request). */
+  workerPids(): number[];
   /** SIGKILLs the control plane; resolves once it is gone. */
   kill(): Promise<void>;
   /** Starts the control plane again on the same data directory and address. */
@@ -77,6 +79,7 @@ export async function startScaleMesh(opts: ScaleMeshOptions): Promise<ScaleMesh>
         workers.push(child);
       }
     },
+    workerPids: () => workers.map((w) => w.pid!),
     agents() {
       const all = [...reports.values()];
       return {

@@ -14,6 +14,7 @@ import type { Module } from '../../api/v1alpha1/generated/module.ts';
 import type { Node } from '../../api/v1alpha1/generated/node.ts';
 import { REPO_ROOT } from '../../test/harness.ts';
 import { sleep } from './load.ts';
+import type { ScaleMesh } from './scale-mesh.ts';
 import { cpuSecondsOf } from './proc.ts';
 import { contentOf, versionOf } from './round-tracker.ts';
 
@@ -23,6 +24,23 @@ export async function cpuPercent(pid: number, windowMs: number): Promise<number>
   const t0 = performance.now();
   await sleep(windowMs);
   return ((cpuSecondsOf(pid) - before) * 100_000) / (performance.now() - t0);
+}
+
+/**
+ * The control plane's floor: its CPU with every agent connection and watch open and no request, the agents' worker
+ * processes SIGSTOPped for `windowMs` (timers per connection and watch, the controllers' periodic work, GC, the 1 s
+ * sampler), to be kept well within the grace period, so that no Node turns unreachable. Resumes them and lets them catch up.
+ */
+export async function agentsStoppedCpu(mesh: ScaleMesh, windowMs: number): Promise<number> {
+  const signal = (sig: NodeJS.Signals): void => mesh.workerPids().forEach((pid) => process.kill(pid, sig));
+  signal('SIGSTOP');
+  try {
+    await sleep(2000);
+    return await cpuPercent(mesh.cp.pid, windowMs);
+  } finally {
+    signal('SIGCONT');
+    await sleep(5000);
+  }
 }
 
 /** The all-nodes Module (named `scale`, assigned to every node by the fixture): one File whose content names the round. */
@@ -186,6 +204,36 @@ export async function waitAllBack(client: Client, sinceMs: number, t0: number, t
   if (nodes.size > 0 && notBack.size === 0) return { ms: performance.now() - t0, ms99, left: 0, sample: [] };
   const last = await nodesNotBack(client, sinceMs).catch(() => undefined);
   return { ms: NaN, ms99, left: last?.count ?? notBack.size, sample: last?.sample ?? [] };
+}
+
+/**
+ * Waits until every Node has its overlay address (the overlay controller gives the fixture's N Nodes theirs one at a
+ * time after the start: one-time work that must not be counted as the heartbeat's); resolves with the ms it took.
+ */
+export async function waitOverlayAddresses(client: Client, timeoutMs: number): Promise<number> {
+  const t0 = performance.now();
+  for (;;) {
+    const nodes = (await client.list('nodes')).items;
+    const missing = nodes.filter((n) => !n.status?.overlay?.address).length;
+    if (missing === 0) return performance.now() - t0;
+    if (performance.now() - t0 > timeoutMs)
+      throw new Error(`${missing} of ${nodes.length} Nodes had no overlay address after ${timeoutMs} ms`);
+    await sleep(5000);
+  }
+}
+
+/**
+ * Waits until `performance.now()` passes `notBefore` and the control plane counted `n` log POSTs of the agents (so
+ * each has shipped about once), or `timeoutMs`; resolves with the ms it waited.
+ */
+export async function waitFirstLogs(client: HttpClient, n: number, notBefore: number, timeoutMs: number) {
+  const t0 = performance.now();
+  while (performance.now() - t0 < timeoutMs) {
+    const posts = (await requestCounts(client)).get('node POST logs') ?? 0;
+    if (posts >= n && performance.now() >= notBefore) break;
+    await sleep(1000);
+  }
+  return performance.now() - t0;
 }
 
 /** Requests the control plane counted (`meshctl_apiserver_requests_total`), by `client verb resource`. */

@@ -14,10 +14,18 @@ export interface ScaleRow {
   upMs: number;
   idleCpu: number;
   heartbeatCpu: number;
+  /** With the agents' processes stopped (connections and watches open, no request), % of a core. */
+  floorCpu: number;
   /** Agents' status writes to their Node counted by the control plane during the heartbeat window, per second. */
   heartbeatsPerSec: number;
   /** Every request of the agents counted during the heartbeat window, per second. */
   agentRequestsPerSec: number;
+  /** The admin's requests (the controllers', in process, and the bench's own /metrics) in that window, per second. */
+  adminRequestsPerSec: number;
+  /** From round 0 applied until every Node had its overlay address (the heartbeat window starts after it). */
+  overlayMs: number;
+  /** Then until every agent shipped its first logs (each node's first log POST opens its log directory). */
+  firstLogsMs: number;
   rss: { idle: number; steady: number; peakBeforeKill: number; peakAfterRestart: number };
   fanout: { applied: LatencySummary; allMs: number[]; failed?: string };
   solo: LatencySummary;
@@ -57,10 +65,21 @@ function table(rows: ScaleRow[]): string[] {
     line('control-plane CPU in its first 10 s, no agent yet (controllers render N Declarations), % of a core', (r) =>
       pct(r.idleCpu),
     ),
-    line('control-plane CPU with N agents heartbeating, % of a core', (r) => `**${pct(r.heartbeatCpu)}**`),
     line(
-      'heartbeats per second / all agent requests per second, counted by the control plane in that window',
-      (r) => `${r.heartbeatsPerSec.toFixed(0)} / ${r.agentRequestsPerSec.toFixed(0)}`,
+      'after round 0 was applied: until every Node had its overlay address / then every agent had shipped logs (s)',
+      (r) => `${s(r.overlayMs)} / ${s(r.firstLogsMs)}`,
+    ),
+    line(
+      'control-plane CPU with N agents heartbeating (30 s, from 10 s after that), % of a core',
+      (r) => `**${pct(r.heartbeatCpu)}**`,
+    ),
+    line(
+      'heartbeats / all agent requests / admin (controller, /metrics) requests per second, counted in that window',
+      (r) =>
+        `${r.heartbeatsPerSec.toFixed(0)} / ${r.agentRequestsPerSec.toFixed(0)} / ${r.adminRequestsPerSec.toFixed(0)}`,
+    ),
+    line('control-plane CPU with the agents stopped (connections and watches open, no request), % of a core', (r) =>
+      pct(r.floorCpu),
     ),
     line('control-plane CPU per heartbeat (incl. its watch, status and log traffic)', cpuPerBeat),
     line(

@@ -80,3 +80,16 @@ test('the serving certificate is renewed 30 days before it expires and new conne
   assert.equal(onDisk.notAfter.getTime(), renewal.notAfter(), 'pki/server.crt holds the renewed certificate');
   assert.deepEqual(onDisk.ipAddresses, ['127.0.0.1']);
 });
+
+test("notAfter() is read without parsing the certificate again (the admin's /metrics reads it at every scrape)", async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'meshctl-serving-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const files = await ensureControlPlaneFiles({ dataDir, listenHost: '127.0.0.1' });
+  const renewal = new ServingRenewal({ dataDir, ca: files.ca, serving: files.serving, apply: () => {} });
+  const expected = certInfo(files.serving.certPem).notAfter.getTime();
+  // Parsing costs milliseconds: 20,000 parses would take a minute; reading a kept value takes well under a second.
+  const t0 = performance.now();
+  for (let i = 0; i < 20_000; i++) assert.equal(renewal.notAfter(), expected);
+  const ms = performance.now() - t0;
+  assert.ok(ms < 1000, `20,000 notAfter() calls took ${ms.toFixed(0)} ms`);
+});

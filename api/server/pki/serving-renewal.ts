@@ -36,6 +36,11 @@ export class ServingRenewal {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private serving: CertAndKey;
+  /**
+   * The current certificate's notAfter (ms), parsed once per certificate: the admin's `/metrics` reads it at every
+   * scrape, and parsing the certificate cost ~3 ms of the control plane's CPU each time.
+   */
+  private servingNotAfter: number;
   private timer: TimerHandle | undefined;
   private stopped = false;
 
@@ -44,11 +49,12 @@ export class ServingRenewal {
     this.clock = opts.clock ?? realClock;
     this.logger = opts.logger ?? silentLogger;
     this.serving = opts.serving;
+    this.servingNotAfter = certInfo(opts.serving.certPem).notAfter.getTime();
   }
 
   /** The end of the current serving certificate's validity (ms), for the recovery clock. */
   notAfter(): number {
-    return certInfo(this.serving.certPem).notAfter.getTime();
+    return this.servingNotAfter;
   }
 
   /** When the current certificate is due for renewal (ms). */
@@ -100,6 +106,7 @@ export class ServingRenewal {
     this.opts.apply(next);
     const before = this.notAfter();
     this.serving = next;
+    this.servingNotAfter = certInfo(next.certPem).notAfter.getTime();
     this.logger.info('Renewed serving certificate', {
       previousNotAfter: new Date(before).toISOString(),
       notAfter: new Date(this.notAfter()).toISOString(),
