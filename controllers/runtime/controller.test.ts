@@ -4,6 +4,7 @@ import { FakeClock, settle } from '../../api/meta/fake-clock.ts';
 import { WorkQueue } from '../../api/client/work-queue.ts';
 import { createController, TerminalError, type Reconciler, type Result } from './controller.ts';
 import type { Logger, LogFields } from '../../api/meta/logger.ts';
+import { ApiError } from '../../api/meta/api-error.ts';
 
 /** A logger that keeps what it was told, so tests can read it. */
 function memoryLogger(): Logger & { lines: Array<{ level: string; msg: string; fields?: LogFields }> } {
@@ -56,6 +57,31 @@ test('a failing reconcile is retried with doubling backoff, and success forgets 
   clock.advance(10_000);
   await settle();
   assert.equal(calls.length, 4, 'no retry after success');
+  await controller.stop();
+});
+
+test("a write that finds the key's own object deleted is retried and logged at info; another object's NotFound is an error", async () => {
+  let gone = false;
+  const { clock, queue, calls, controller, logger } = setup(async (key) => {
+    if (key === 'a' && !gone) {
+      gone = true;
+      throw ApiError.notFound('certificates', 'a');
+    }
+    if (key === 'b') throw ApiError.notFound('modules', 'web');
+  });
+  controller.start();
+  queue.add('a');
+  queue.add('b');
+  await settle();
+  clock.advance(10);
+  await settle();
+  assert.ok(calls.filter((c) => c.key === 'a').length >= 2, 'the deleted one was retried');
+  assert.deepEqual(
+    logger.lines.filter((l) => l.fields?.key === 'a').map((l) => `${l.level} ${l.msg}`),
+    ['info Reconcile raced a delete, will retry'],
+  );
+  assert.equal(logger.lines.find((l) => l.fields?.key === 'b')?.msg, 'Reconcile failed, will retry');
+  assert.equal(logger.lines.find((l) => l.fields?.key === 'b')?.level, 'error');
   await controller.stop();
 });
 

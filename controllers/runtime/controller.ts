@@ -129,12 +129,16 @@ async function reconcileOne(ctx: WorkerContext, key: string): Promise<void> {
       return;
     }
     queue.addRateLimited(key);
-    // A stale read (Conflict, AlreadyExists) is the ordinary optimistic-concurrency retry, not a failure.
+    // A stale read (Conflict, AlreadyExists) is the ordinary optimistic-concurrency retry, not a failure; so is a
+    // write that finds the key's own object deleted meanwhile (NotFound naming it): the retry sees it gone.
     const stale = e instanceof ApiError && e.code === 409;
-    (stale ? logger.info : logger.error).call(
-      logger,
-      stale ? 'Reconcile raced a write, will retry' : 'Reconcile failed, will retry',
-      { controller: ctx.name, key, error: e, requeues: queue.numRequeues(key) },
-    );
+    const deleted = e instanceof ApiError && e.reason === 'NotFound' && e.details?.name === key;
+    const msg = stale ? 'Reconcile raced a write, will retry' : deleted ? 'Reconcile raced a delete, will retry' : '';
+    (msg ? logger.info : logger.error).call(logger, msg || 'Reconcile failed, will retry', {
+      controller: ctx.name,
+      key,
+      error: e,
+      requeues: queue.numRequeues(key),
+    });
   }
 }
