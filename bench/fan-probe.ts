@@ -6,48 +6,20 @@
  * bench/fan-probe.ts` (LOGS: the agents' log interval, ms; SCALE_CP_NODE_ARGS as for bench/scale.ts: the
  * `window-us` lines bound each change window in the CPU profile's clock).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createClient } from '../api/client/http-client.ts';
 import { httpRequest } from '../test/harness.ts';
 import { sleep } from './lib/load.ts';
 import { cpuSecondsOf } from './lib/proc.ts';
 import { RoundTracker, rvOf } from './lib/round-tracker.ts';
-import { startScaleMesh } from './lib/scale-mesh.ts';
+import { startBenchMesh } from './lib/scale-mesh.ts';
+import { journalLinesSince, journalSizes } from './lib/journal-lines.ts';
 import { fanoutModule } from './lib/scale-probes.ts';
 
 const N = Number(process.env.N ?? 1000);
 const W = Number(process.env.W ?? 10_000);
-const mesh = await startScaleMesh({
-  nodes: N,
-  module: 'scale',
-  heartbeatIntervalMs: 10_000,
-  logEveryMs: Number(process.env.LOGS ?? 30_000),
-  startSpreadMs: Math.min(30_000, N * 4),
-});
+const mesh = await startBenchMesh(N, { logEveryMs: Number(process.env.LOGS ?? 30_000) });
 const client = createClient(mesh.cp.config);
-const storeDir = join(mesh.cp.dataDir, 'store');
-const journalSizes = (): Map<string, number> =>
-  new Map(
-    readdirSync(storeDir)
-      .filter((f) => f.startsWith('journal-'))
-      .map((f) => [f, statSync(join(storeDir, f)).size]),
-  );
-const newLines = (before: Map<string, number>): string[] => {
-  const out: string[] = [];
-  for (const [f, size] of journalSizes()) {
-    const buf = readFileSync(join(storeDir, f));
-    out.push(
-      ...buf
-        .subarray(before.get(f) ?? 0, size)
-        .toString()
-        .split('\n')
-        .filter(Boolean),
-    );
-  }
-  return out;
-};
 const metrics = async (): Promise<Map<string, number>> => {
   const text = (await httpRequest(mesh.cp.config, 'GET', '/metrics')).text;
   const m = new Map<string, number>();
@@ -61,7 +33,7 @@ const metrics = async (): Promise<Map<string, number>> => {
 const classify = (line: string): string => (JSON.parse(line) as { plural?: string }).plural ?? '?';
 async function window(change: boolean, round: number, tracker: RoundTracker, stored: { rv: string }) {
   const m0 = await metrics();
-  const j0 = journalSizes();
+  const j0 = journalSizes(mesh.cp.dataDir);
   const c0 = cpuSecondsOf(mesh.cp.pid);
   const t0 = performance.now();
   let appliedMs: number[] = [];
@@ -74,7 +46,7 @@ async function window(change: boolean, round: number, tracker: RoundTracker, sto
   await sleep(Math.max(0, W - (performance.now() - t0)));
   const cpu = cpuSecondsOf(mesh.cp.pid) - c0;
   const m1 = await metrics();
-  const lines = newLines(j0);
+  const lines = journalLinesSince(mesh.cp.dataDir, j0);
   const req = new Map<string, number>();
   for (const [k, v] of m1) if (v - (m0.get(k) ?? 0) > 0) req.set(k, v - (m0.get(k) ?? 0));
   const writes = new Map<string, number>();

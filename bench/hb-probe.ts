@@ -18,7 +18,7 @@ import { logsPath } from '../api/wire/log-wire.ts';
 import { sleep } from './lib/load.ts';
 import { cpuSecondsOf } from './lib/proc.ts';
 import { RoundTracker } from './lib/round-tracker.ts';
-import { startScaleMesh, type ScaleMesh } from './lib/scale-mesh.ts';
+import { startBenchMesh, type ScaleMesh } from './lib/scale-mesh.ts';
 import { MemoryPhases } from './lib/scale-memory.ts';
 import { fanoutModule, ratesBetween, requestCounts } from './lib/scale-probes.ts';
 
@@ -131,13 +131,7 @@ async function burst(senders: Array<() => Promise<unknown>>, total: number): Pro
   return total;
 }
 
-const mesh = await startScaleMesh({
-  nodes: N,
-  module: 'scale',
-  heartbeatIntervalMs: 10_000,
-  logEveryMs: 30_000,
-  startSpreadMs: Math.min(30_000, N * 4),
-});
+const mesh = await startBenchMesh(N);
 const admin = createClient(mesh.cp.config);
 const nodeClients: HttpClient[] = [];
 try {

@@ -5,33 +5,19 @@
  * resource, and its CPU-seconds every 2 s. Run: `N=1000 node --import tsx bench/herd-probe.ts` (more than 1,000
  * agents under the machine's bench lock).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createClient } from '../api/client/http-client.ts';
 import { httpRequest } from '../test/harness.ts';
 import { sleep } from './lib/load.ts';
 import { cpuSecondsOf } from './lib/proc.ts';
 import { RoundTracker } from './lib/round-tracker.ts';
-import { startScaleMesh } from './lib/scale-mesh.ts';
+import { startBenchMesh } from './lib/scale-mesh.ts';
+import { journalLinesSince, journalSizes } from './lib/journal-lines.ts';
 import { fanoutModule, waitAllBack } from './lib/scale-probes.ts';
 
 const N = Number(process.env.N ?? 1000);
-const mesh = await startScaleMesh({
-  nodes: N,
-  module: 'scale',
-  heartbeatIntervalMs: 10_000,
-  logEveryMs: 30_000,
-  startSpreadMs: Math.min(30_000, N * 4),
-});
+const mesh = await startBenchMesh(N);
 let client = createClient(mesh.cp.config);
-const storeDir = join(mesh.cp.dataDir, 'store');
-const sizes = (): Map<string, number> =>
-  new Map(
-    readdirSync(storeDir)
-      .filter((f) => f.startsWith('journal-'))
-      .map((f) => [f, statSync(join(storeDir, f)).size]),
-  );
 try {
   const tracker = new RoundTracker(N);
   await tracker.open(client, (await client.list('meshes')).metadata.resourceVersion);
@@ -45,7 +31,7 @@ try {
   const killedAt = Date.now();
   const t0 = performance.now();
   await mesh.kill();
-  const j0 = sizes();
+  const j0 = journalSizes(mesh.cp.dataDir);
   await mesh.restart();
   const serving = performance.now() - t0;
   const servingCpu = cpuSecondsOf(mesh.cp.pid);
@@ -61,16 +47,9 @@ try {
   const cpu = cpuSecondsOf(mesh.cp.pid);
   const text = (await httpRequest(mesh.cp.config, 'GET', '/metrics')).text;
   const writes = new Map<string, number>();
-  for (const [f, size] of sizes()) {
-    const lines = readFileSync(join(storeDir, f))
-      .subarray(j0.get(f) ?? 0, size)
-      .toString()
-      .split('\n')
-      .filter(Boolean);
-    for (const l of lines) {
-      const p = (JSON.parse(l) as { plural?: string }).plural ?? '?';
-      writes.set(p, (writes.get(p) ?? 0) + 1);
-    }
+  for (const l of journalLinesSince(mesh.cp.dataDir, j0)) {
+    const p = (JSON.parse(l) as { plural?: string }).plural ?? '?';
+    writes.set(p, (writes.get(p) ?? 0) + 1);
   }
   const out = [
     `serving ${(serving / 1000).toFixed(1)} s; all back ${allMs} s; 99% ${ms99} s; cpu ${cpu.toFixed(2)} s (${servingCpu.toFixed(2)} s of it until serving)`,

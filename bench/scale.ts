@@ -20,7 +20,13 @@ import { memoryOf } from './lib/proc.ts';
 import { memoryLines, MemoryPhases } from './lib/scale-memory.ts';
 import { RoundTracker, rvOf } from './lib/round-tracker.ts';
 import { simNodeName } from './lib/scale-fixture.ts';
-import { startScaleMesh, type ScaleMesh } from './lib/scale-mesh.ts';
+import {
+  AGENT_HEARTBEAT_MS,
+  AGENT_LOG_EVERY_MS,
+  startBenchMesh,
+  startSpread,
+  type ScaleMesh,
+} from './lib/scale-mesh.ts';
 import {
   agentsStoppedCpu,
   cpuPercent,
@@ -39,8 +45,6 @@ import { summarize } from './lib/stats.ts';
 
 const MODULE = 'scale';
 const SOLO = 'solo';
-const HEARTBEAT_MS = 10_000;
-const LOG_EVERY_MS = 30_000;
 /**
  * The heartbeat CPU window: a multiple of both the heartbeat interval and the log period, so that each agent's
  * heartbeats and log POSTs are all counted once per period whatever its phase (a 20 s window caught one or two of the
@@ -61,9 +65,6 @@ const DEADLINE = process.env.SCALE_DEADLINE
   : Date.now() + Number(process.env.SCALE_BUDGET_S ?? 86_400) * 1000;
 /** `ms`, or what is left of the budget when that is less. */
 const within = (ms: number): number => Math.max(1000, Math.min(ms, DEADLINE - Date.now()));
-
-/** Every agent starts at a random time within this window after startAgents. */
-const startSpread = (n: number): number => Math.min(30_000, n * 4);
 
 /** The sum of the rates whose key `pick` chooses. */
 const sumRates = (rates: Map<string, number>, pick: (key: string) => boolean): number =>
@@ -121,20 +122,14 @@ async function solo(client: HttpClient, stored: KubeObject): Promise<number[]> {
 /** The whole measurement for one N. */
 async function measureN(n: number): Promise<ScaleRow> {
   const setup0 = performance.now();
-  const mesh = await startScaleMesh({
-    nodes: n,
-    module: MODULE,
-    heartbeatIntervalMs: HEARTBEAT_MS,
-    logEveryMs: LOG_EVERY_MS,
-    startSpreadMs: startSpread(n),
-  });
+  const mesh = await startBenchMesh(n, { module: MODULE });
   let client = createClient(mesh.cp.config);
   const tracker = new RoundTracker(n);
   const problems: string[] = [];
   const memory = new MemoryPhases(() => ({ pid: mesh.cp.pid, config: mesh.cp.config }));
   memory.phase('idle (no agent)');
   try {
-    const idleCpu = await cpuPercent(mesh.cp.pid, HEARTBEAT_MS);
+    const idleCpu = await cpuPercent(mesh.cp.pid, AGENT_HEARTBEAT_MS);
     const idleRss = memoryOf(mesh.cp.pid).rssMiB;
     await tracker.open(client, (await client.list('meshes')).metadata.resourceVersion);
     const ready = tracker
@@ -162,9 +157,9 @@ async function measureN(n: number): Promise<ScaleRow> {
     // A node's first log POST creates its log directory and reads its cursor (one-time work: at N = 1,000 the first
     // round of log POSTs cost the control plane ~50 % of a core for 4 s, later rounds a few %). The heartbeat window
     // starts once every agent's first ship time has passed and N log POSTs were counted.
-    const firstLogsMs = await waitFirstLogs(client, n, started + startSpread(n) + LOG_EVERY_MS, within(120_000));
+    const firstLogsMs = await waitFirstLogs(client, n, started + startSpread(n) + AGENT_LOG_EVERY_MS, within(120_000));
     memory.phase('heartbeat');
-    await sleep(HEARTBEAT_MS);
+    await sleep(AGENT_HEARTBEAT_MS);
     const counted = await requestCounts(client);
     const t0 = performance.now();
     const heartbeatCpu = await cpuPercent(mesh.cp.pid, CPU_WINDOW_MS);
@@ -277,8 +272,8 @@ export async function scaleSection(): Promise<string> {
     rows,
     {
       built,
-      heartbeatMs: HEARTBEAT_MS,
-      logEveryMs: LOG_EVERY_MS,
+      heartbeatMs: AGENT_HEARTBEAT_MS,
+      logEveryMs: AGENT_LOG_EVERY_MS,
       loads,
       rounds: { fanout: FANOUT_ROUNDS, solo: SOLO_ROUNDS },
     },

@@ -14,6 +14,12 @@ import { createScaleFixture, type NodeCredential } from './scale-fixture.ts';
 import type { ScaleWorkerInput, ScaleWorkerReport } from './scale-worker.ts';
 
 const WORKERS = 3;
+
+/** The simulated agents' timings: a heartbeat every 10 s (Mesh.spec.heartbeatInterval's default), logs every 30 s. */
+export const AGENT_HEARTBEAT_MS = 10_000;
+export const AGENT_LOG_EVERY_MS = 30_000;
+/** Every agent starts at a random time within this window after the agents are started. */
+export const startSpread = (n: number): number => Math.min(30_000, n * 4);
 const WORKER = join(import.meta.dirname, 'scale-worker.ts');
 
 /** Options of `startScaleMesh`. */
@@ -117,4 +123,15 @@ export async function startScaleMesh(opts: ScaleMeshOptions): Promise<ScaleMesh>
     },
   };
   return mesh;
+}
+
+/** The bench's mesh of `nodes` agents with the timings above and one Module (`module`, default `scale`). */
+export function startBenchMesh(nodes: number, opts: { module?: string; logEveryMs?: number } = {}): Promise<ScaleMesh> {
+  return startScaleMesh({
+    nodes,
+    module: opts.module ?? 'scale',
+    heartbeatIntervalMs: AGENT_HEARTBEAT_MS,
+    logEveryMs: opts.logEveryMs ?? AGENT_LOG_EVERY_MS,
+    startSpreadMs: startSpread(nodes),
+  });
 }
