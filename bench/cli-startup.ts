@@ -107,7 +107,7 @@ export async function cliStartupSection(): Promise<string> {
     const raw = alternate(list);
     const at = (id: RowId): Samples => raw[list.findIndex((c) => c.id === id)];
     // Issue 14's ratio per round (the two ran one after the other), whose median load swings move less.
-    const paired = summarize(at('oneSocket').wall.map((w, i) => w / at('node').wall[i])).p50;
+    const paired = summarize(at('oneSocketInstalled').wall.map((w, i) => w / at('node').wall[i])).p50;
     const rows = list.map((c, i) => ({
       id: c.id,
       label: c.label,

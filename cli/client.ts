@@ -4,6 +4,7 @@
  */
 import { createClient, type HttpClient } from '../api/client/http-client.ts';
 import { loadConfig } from './config.ts';
+import { withDefaultRoots } from './extra-ca.ts';
 
 const warned = new Set<string>();
 
@@ -16,5 +17,5 @@ function printWarning(text: string): void {
 
 /** The client for the control plane named by `--config FILE` or the default meshconfig. */
 export function clientFor(configFlag?: string): HttpClient {
-  return createClient({ ...loadConfig({ flag: configFlag }), onWarning: printWarning });
+  return createClient({ ...withDefaultRoots(loadConfig({ flag: configFlag }), printWarning), onWarning: printWarning });
 }

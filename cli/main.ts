@@ -7,6 +7,7 @@ import { parseArgs } from '../api/meta/flags.ts';
 import { clientFor } from './client.ts';
 import { GLOBAL_FLAGS, commandHelp, type Command, type CommandContext } from './command.ts';
 import { EXIT_OK, UsageError, reportError } from './errors.ts';
+import { restoreExtraCaCerts } from './extra-ca.ts';
 import { writeStdout } from './stdout.ts';
 
 interface CommandEntry {
@@ -143,6 +144,7 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+restoreExtraCaCerts();
 const argv = process.argv.slice(2);
 main(argv).then(
   (code) => {

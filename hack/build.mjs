@@ -62,6 +62,8 @@ const common = {
  */
 const IMPORT_META_URL =
   "const __import_meta_url = /^[\\w./-]+$/.test(__filename) ? 'file://' + __filename : require('node:url').pathToFileURL(__filename).href;";
+/** meshctl's: Node 20 reads NODE_EXTRA_CA_CERTS at every start, whether or not a script needs it (cli/extra-ca.ts). */
+const MESHCTL_SHEBANG = '#!/usr/bin/env -S -u NODE_EXTRA_CA_CERTS MESHCTL_EXTRA_CA_CERTS=${NODE_EXTRA_CA_CERTS} node';
 const banner = (name) => ({ js: `#!/usr/bin/env -S node${nodeFlags[name] ?? ''}\n${IMPORT_META_URL}` });
 
 /** Leaves the split-off commands out of the meshctl bundle: `import('./init.ts')` (from any cli/ file) becomes `require('./meshctl-init.js')`. */
@@ -77,8 +79,9 @@ const splitPlugin = {
 
 const built = Object.entries(entries).filter(([, src]) => existsSync(src));
 for (const [name, src] of built) {
-  // The launcher uses no import.meta (nor the URL module the banner would call for it).
-  const bannerOf = name === 'meshctl' ? { js: '#!/usr/bin/env -S node' } : banner(name);
+  // The launcher uses no import.meta (nor the URL module the banner would call for it), and starts Node without
+  // NODE_EXTRA_CA_CERTS, handing it over in MESHCTL_EXTRA_CA_CERTS (cli/extra-ca.ts): GNU env expands ${...} in -S.
+  const bannerOf = name === 'meshctl' ? { js: MESHCTL_SHEBANG } : banner(name);
   await build({ ...common, entryPoints: { [name]: src }, outdir: 'dist', banner: bannerOf });
 }
 /**

@@ -59,6 +59,8 @@ export function extraCa(): { path: string; certs: number } | undefined {
 export function contenders(cp: ControlPlaneProcess, names: string[], meshctl: string): Contender[] {
   const https = httpsOnlyMeshconfig(cp);
   const one = (config: string): string[] => [process.execPath, meshctl, '--config', config, 'get', 'nodes', names[0]];
+  // The installed `meshctl` command runs the file itself, started by its shebang (hack/build.mjs).
+  const installed = (config: string): string[] => one(config).slice(1);
   const hasOne = (o: string): boolean => o.includes(names[0]);
   const list: Contender[] = [
     {
@@ -87,7 +89,7 @@ export function contenders(cp: ControlPlaneProcess, names: string[], meshctl: st
     },
     {
       id: 'oneSocket',
-      label: "`meshctl get nodes <one>` over the local socket (on the control plane's machine)",
+      label: "`node dist/meshctl.js get nodes <one>` over the local socket (on the control plane's machine)",
       argv: one(cp.meshconfigPath),
       check: hasOne,
     },
@@ -106,8 +108,20 @@ export function contenders(cp: ControlPlaneProcess, names: string[], meshctl: st
       check: hasOne,
     },
     {
+      id: 'oneSocketInstalled',
+      label: '`meshctl get nodes <one>` over the local socket, run as the installed command (the file, by its shebang)',
+      argv: installed(cp.meshconfigPath),
+      check: hasOne,
+    },
+    {
+      id: 'oneHttpsInstalled',
+      label: '`meshctl get nodes <one>` over HTTPS, run as the installed command (the file, by its shebang)',
+      argv: installed(https),
+      check: hasOne,
+    },
+    {
       id: 'oneHttps',
-      label: '`meshctl get nodes <one>` over HTTPS (no socket extension: from another machine)',
+      label: '`node dist/meshctl.js get nodes <one>` over HTTPS (no socket extension: from another machine)',
       argv: one(https),
       check: hasOne,
     },
