@@ -12,10 +12,11 @@ function handshake(
   port: number,
   ca: string,
   opts: ConnectionOptions,
-): Promise<{ protocol?: string; cipher?: string; error?: Error }> {
+): Promise<{ protocol?: string; cipher?: string; alpn?: string | false | null; error?: Error }> {
   return new Promise((resolve) => {
     const socket: TLSSocket = connect({ host: '127.0.0.1', port, ca, servername: 'localhost', ...opts }, () => {
-      resolve({ protocol: socket.getProtocol() ?? undefined, cipher: socket.getCipher().standardName });
+      const cipher = socket.getCipher().standardName;
+      resolve({ protocol: socket.getProtocol() ?? undefined, cipher, alpn: socket.alpnProtocol });
       socket.end();
     });
     socket.once('error', (error) => resolve({ error }));
@@ -51,6 +52,14 @@ test('HTTPS offers TLS 1.3 and TLS 1.2 AEAD suites only: a CBC-only TLS 1.2 clie
   }
   const modern = await handshake(server.port, ca.certPem, {});
   assert.equal(modern.protocol, 'TLSv1.3');
+
+  // ALPN as Node's https server negotiates it by default: HTTP/1.1 when offered (Go's client, kubectl, offers h2
+  // first), no ALPN when none is offered, and a client that speaks only h2 refused.
+  const go = await handshake(server.port, ca.certPem, { ALPNProtocols: ['h2', 'http/1.1'] });
+  assert.equal(go.alpn, 'http/1.1');
+  assert.equal(modern.alpn, false);
+  const h2 = await handshake(server.port, ca.certPem, { ALPNProtocols: ['h2'] });
+  assert.match(String(h2.error?.message), /no application protocol|alert/i);
 });
 
 test('connections are kept alive longer than a heartbeat interval, and the accept queue is bounded', async (t) => {

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
-import { bearerAuthenticator, hashToken, type Identity } from './auth.ts';
+import { bearerAuthenticator, hashToken, unpooledHexBytes, type Identity } from './auth.ts';
 
 /** A request on `socket` carrying `Authorization: <header>`. */
 function request(socket: Socket, header?: string): IncomingMessage {
@@ -59,4 +59,12 @@ test('a revoked credential or a rotated admin token is refused at once on a kept
   assert.equal(authenticate(request(socket, 'Bearer node-a-token')), undefined);
   assert.equal(authenticate(request(adminSocket, 'Bearer admin-token')), undefined);
   assert.deepEqual(authenticate(request(adminSocket, 'Bearer rotated-admin-token')), { kind: 'admin' });
+});
+
+test('the bytes kept per connection are a buffer of their own, not a slice that keeps a pool slab alive', () => {
+  const hex = 'ab'.repeat(32);
+  const bytes = unpooledHexBytes(hex);
+  assert.equal(bytes.toString('hex'), hex);
+  assert.equal(bytes.buffer.byteLength, 32);
+  assert.ok(Buffer.from(hex, 'hex').buffer.byteLength > 32, 'Buffer.from slices the pool (what this avoids)');
 });
