@@ -1,7 +1,7 @@
 /**
  * Probe (issue 14): the cost of one all-nodes change at N agents, accounted. A baseline window of W ms with the
  * agents only heartbeating, then a window of the same length that starts with the change; per window the
- * control plane's CPU-seconds, its requests by (client, verb, resource) from /metrics and its store writes by
+ * control plane's and the agents' worker processes' CPU-seconds, its requests by (client, verb, resource) from /metrics and its store writes by
  * resource from the journal. Prints the differences per node. Run: `N=1000 ROUNDS=4 LOGS=3600000 node --import tsx
  * bench/fan-probe.ts` (LOGS: the agents' log interval, ms; SCALE_CP_NODE_ARGS as for bench/scale.ts: the
  * `window-us` lines bound each change window in the CPU profile's clock).
@@ -35,6 +35,8 @@ async function window(change: boolean, round: number, tracker: RoundTracker, sto
   const m0 = await metrics();
   const j0 = journalSizes(mesh.cp.dataDir);
   const c0 = cpuSecondsOf(mesh.cp.pid);
+  const agentCpu = (): number => mesh.workerPids().reduce((sum, pid) => sum + cpuSecondsOf(pid), 0);
+  const a0 = agentCpu();
   const t0 = performance.now();
   let appliedMs: number[] = [];
   if (change) {
@@ -45,6 +47,7 @@ async function window(change: boolean, round: number, tracker: RoundTracker, sto
   }
   await sleep(Math.max(0, W - (performance.now() - t0)));
   const cpu = cpuSecondsOf(mesh.cp.pid) - c0;
+  const agents = agentCpu() - a0;
   const m1 = await metrics();
   const lines = journalLinesSince(mesh.cp.dataDir, j0);
   const req = new Map<string, number>();
@@ -54,6 +57,7 @@ async function window(change: boolean, round: number, tracker: RoundTracker, sto
   appliedMs.sort((a, b) => a - b);
   return {
     cpu,
+    agents,
     req,
     writes,
     p50: appliedMs[Math.floor(appliedMs.length / 2)],
@@ -77,7 +81,7 @@ try {
     const ch = await window(true, r, tracker, stored);
     process.stdout.write(`window-us ${us0} ${process.hrtime.bigint() / 1000n}\n`);
     const out: string[] = [
-      `round ${r}: cpu base ${base.cpu.toFixed(2)} s, change ${ch.cpu.toFixed(2)} s, diff ${(ch.cpu - base.cpu).toFixed(2)} s; applied p50 ${ch.p50?.toFixed(0)} p99 ${ch.p99?.toFixed(0)} max ${ch.max?.toFixed(0)} ms`,
+      `round ${r}: cpu base ${base.cpu.toFixed(2)} s, change ${ch.cpu.toFixed(2)} s, diff ${(ch.cpu - base.cpu).toFixed(2)} s; agents' processes ${base.agents.toFixed(2)} → ${ch.agents.toFixed(2)} s; applied p50 ${ch.p50?.toFixed(0)} p99 ${ch.p99?.toFixed(0)} max ${ch.max?.toFixed(0)} ms`,
     ];
     const keys = new Set([...base.req.keys(), ...ch.req.keys()]);
     for (const k of [...keys].sort())
