@@ -36,6 +36,8 @@ export interface RunOptions {
   stdin?: string;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /** Runs the file itself, started by its shebang as the installed `meshctl` is, instead of `node FILE`. */
+  asInstalled?: boolean;
 }
 
 /** A meshctl process that is still running. */
@@ -76,7 +78,8 @@ function spawnNode(args: string[], opts: RunOptions): RunningCli {
   delete env.MESHCONFIG;
   if (opts.env?.MESHCONFIG) env.MESHCONFIG = opts.env.MESHCONFIG;
   delete env.MESHCTL_DEBUG;
-  const child = spawn(process.execPath, args, { cwd: opts.cwd ?? REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const [command, argv] = opts.asInstalled ? [args[0], args.slice(1)] : [process.execPath, args];
+  const child = spawn(command, argv, { cwd: opts.cwd ?? REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
   const out = captureOutput(child);
   child.stdin.end(opts.stdin ?? '');
   const exited = new Promise<CliResult>((resolve) => {
