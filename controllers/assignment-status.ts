@@ -15,7 +15,7 @@
  * the module version (render-declaration.ts), so a new version is a new owner generation, and "applied … of
  * version X" needs the node to have stored that generation and reported its resources Applied.
  */
-import { isDeepStrictEqual } from 'node:util';
+import { jsonEqual } from '../api/meta/json-equal.ts';
 import { setCondition } from '../api/meta/conditions.ts';
 import type { Assignment, AssignmentStatus, Declaration, ResourceResult } from '../api/v1alpha1/generated/index.ts';
 import type { OwnerOutcome } from '../api/v1alpha1/render-declaration.ts';
@@ -108,5 +108,5 @@ export function assignmentStatus(input: AssignmentStatusInput): AssignmentStatus
 
 /** True when the assignment's stored status differs from `status` (so it must be written). */
 export function statusDiffers(assignment: Assignment, status: AssignmentStatus): boolean {
-  return !isDeepStrictEqual(assignment.status ?? {}, status);
+  return !jsonEqual(assignment.status ?? {}, status);
 }

@@ -22,7 +22,7 @@
  * less than one persist interval (and, being an observed time, never in the future). In the control-plane
  * process the heartbeats come from the API server's leases instead (`heartbeats`), and those persist lastSeen.
  */
-import { isDeepStrictEqual } from 'node:util';
+import { jsonEqual } from '../api/meta/json-equal.ts';
 import type { Client } from '../api/client/types.ts';
 import { findCondition, setCondition } from '../api/meta/conditions.ts';
 import type { Condition } from '../api/meta/types.ts';
@@ -239,7 +239,7 @@ class NodeReconciler implements Reconciler {
       });
     const lazy = decide(lastSeenToStore(heard, status.lastSeen, persistMs));
     // A write that happens anyway carries the freshest lastSeen.
-    if (!isDeepStrictEqual(status, lazy)) await this.write(node, decide(lastSeenToStore(heard, status.lastSeen, 0)));
+    if (!jsonEqual(status, lazy)) await this.write(node, decide(lastSeenToStore(heard, status.lastSeen, 0)));
     return reach.recheckInMs !== undefined ? { requeueAfter: Math.max(1, Math.ceil(reach.recheckInMs)) } : undefined;
   }
 

@@ -6,7 +6,7 @@
  */
 import type { InformerEventType } from '../api/client/informer.ts';
 import type { Declaration, Node } from '../api/v1alpha1/generated/index.ts';
-import { isDeepStrictEqual } from 'node:util';
+import { jsonEqual } from '../api/meta/json-equal.ts';
 import { overlayChanged } from '../api/v1alpha1/overlay.ts';
 import { OWNERS_ANNOTATION } from '../api/v1alpha1/render-declaration.ts';
 
@@ -19,7 +19,7 @@ function metaView(o: Node | Declaration): unknown[] {
 /** Whether a change may change the node's rendering: true unless it is a MODIFIED whose `old` differs only elsewhere. */
 export function nodeRenderInputsChanged(type: InformerEventType, obj: Node, old: Node | undefined): boolean {
   if (type !== 'MODIFIED' || !old || old === obj) return true;
-  return overlayChanged(old, obj) || !isDeepStrictEqual(metaView(old), metaView(obj));
+  return overlayChanged(old, obj) || !jsonEqual(metaView(old), metaView(obj));
 }
 
 /** Whether a change may change what the Declaration controller renders or writes (not the agent's status). */
@@ -30,5 +30,5 @@ export function declarationRenderInputsChanged(
 ): boolean {
   if (type !== 'MODIFIED' || !old || old === obj) return true;
   const owners = (d: Declaration) => d.metadata.annotations?.[OWNERS_ANNOTATION];
-  return owners(old) !== owners(obj) || !isDeepStrictEqual(metaView(old), metaView(obj));
+  return owners(old) !== owners(obj) || !jsonEqual(metaView(old), metaView(obj));
 }

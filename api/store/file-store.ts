@@ -9,7 +9,7 @@
  * resourceVersions so none is issued again (index.ts). If the journal ever fails to write, the store refuses every
  * later write until it is reopened. index.ts has the whole path of a write.
  */
-import { isDeepStrictEqual } from 'node:util';
+import { jsonEqual } from '../meta/json-equal.ts';
 import type { Low } from 'lowdb';
 import { ApiError } from '../meta/api-error.ts';
 import { rfc3339 } from '../meta/timestamp.ts';
@@ -192,7 +192,7 @@ export class DurableStore implements FileStore {
       ]);
     }
     next = withGeneration(stored, next);
-    if (isDeepStrictEqual(next, stored)) {
+    if (jsonEqual(next, stored)) {
       // Nothing to write, but what was read may be another request's write still being made durable.
       if (!opts.dryRun) await this.#durable();
       return stored;

@@ -4,7 +4,7 @@
  * never mutated, new ones are returned (stored objects are shared and immutable).
  */
 import { randomInt, randomUUID } from 'node:crypto';
-import { isDeepStrictEqual } from 'node:util';
+import { jsonEqual } from '../meta/json-equal.ts';
 import { rfc3339 } from '../meta/timestamp.ts';
 import type { KubeObject, ObjectMeta } from '../meta/types.ts';
 
@@ -38,7 +38,7 @@ export function generatedName(prefix: string): string {
 /** True when anything other than metadata, status, apiVersion and kind differs. */
 export function specChanged(a: KubeObject, b: KubeObject): boolean {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-  for (const k of keys) if (!NOT_SPEC.has(k) && !isDeepStrictEqual(a[k], b[k])) return true;
+  for (const k of keys) if (!NOT_SPEC.has(k) && !jsonEqual(a[k], b[k])) return true;
   return false;
 }
 

@@ -23,7 +23,7 @@
  *   owner record.
  * - The node's WireGuard resource (overlay.ts), when it is on the overlay, comes last, owned by no assignment.
  */
-import { isDeepStrictEqual } from 'node:util';
+import { jsonEqual } from '../meta/json-equal.ts';
 import type { KubeObject, OwnerReference } from '../meta/types.ts';
 import { API_VERSION } from '../meta/types.ts';
 import { controllerReference } from '../meta/owner-reference.ts';
@@ -208,13 +208,13 @@ export function renderDeclaration(input: RenderInput): Rendering {
     ...(input.routeResources ?? []),
   ];
   if (input.overlay) resources.push(input.overlay);
-  const changed = !current || !isDeepStrictEqual(current.spec.resources, resources);
+  const changed = !current || !jsonEqual(current.spec.resources, resources);
   const generation = changed ? (current?.spec.generation ?? 0) + 1 : current.spec.generation;
   const owners: OwnerRecords = {};
   const outcomes: OwnerOutcome[] = picked.map(({ owner, held, selection }) => {
     if (!('resources' in selection)) return { owner, problem: selection.problem };
     const prev = previous[owner];
-    const same = prev !== undefined && isDeepStrictEqual(held, selection.resources);
+    const same = prev !== undefined && jsonEqual(held, selection.resources);
     owners[owner] = { version: selection.version, generation: same ? prev.generation : generation };
     const rendered = { ...owners[owner], ids: selection.resources.map((r) => r.id) };
     return { owner, rendered, ...(selection.problem ? { problem: selection.problem } : {}) };
@@ -254,7 +254,7 @@ export function declarationToWrite(opts: {
     ref,
   ];
   if (current) {
-    const sameRefs = isDeepStrictEqual(current.metadata.ownerReferences ?? [], refs);
+    const sameRefs = jsonEqual(current.metadata.ownerReferences ?? [], refs);
     const sameOwners = current.metadata.annotations?.[OWNERS_ANNOTATION] === owners;
     if (!rendering.changed && sameRefs && sameOwners) return undefined;
   }

@@ -15,7 +15,7 @@
  * Listeners (`onBeat`) hear every heartbeat, absorbed or written — the Node controller takes reachability
  * from them (controllers/node-controller.ts).
  */
-import { isDeepStrictEqual } from 'node:util';
+import { jsonEqual } from '../../meta/json-equal.ts';
 import { realClock, type Clock } from '../../meta/clock.ts';
 import { rfc3339 } from '../../meta/timestamp.ts';
 import type { KubeObject } from '../../meta/types.ts';
@@ -110,7 +110,7 @@ export class NodeLeases {
     for (const key of Object.keys(after)) {
       if (key === 'controlPlaneLastContact') continue;
       fields++;
-      if (!Object.hasOwn(before, key) || !isDeepStrictEqual(before[key], after[key])) return false;
+      if (!Object.hasOwn(before, key) || !jsonEqual(before[key], after[key])) return false;
     }
     for (const key of Object.keys(before)) if (key !== 'controlPlaneLastContact') fields--;
     return fields === 0;
