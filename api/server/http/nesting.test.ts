@@ -11,6 +11,12 @@ test('JSON depth counts brackets outside strings only, escapes honoured', () => 
   assert.equal(jsonDeeperThan(`{"a":"\\\\",${'['.repeat(20)}`, 10), true);
 });
 
+test('JSON depth: many brackets side by side are not depth', () => {
+  const siblings = `[${Array.from({ length: 200 }, () => '{"a":[1]}').join(',')}]`;
+  assert.equal(jsonDeeperThan(siblings, 10), false);
+  assert.equal(jsonDeeperThan(`[${siblings.slice(0, -1)},${nested(9)}]`, 10), true);
+});
+
 test('YAML depth counts flow, block and compact nesting, not brackets in scalars', () => {
   assert.equal(yamlDeeperThan(`a: ${nested(9)}`, 10), false);
   assert.equal(yamlDeeperThan(`a: ${nested(10)}`, 10), true);

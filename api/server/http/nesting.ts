@@ -13,6 +13,7 @@ import { Parser, type CST } from 'yaml';
 
 /** Whether a JSON text nests objects and arrays deeper than `limit` (strings are skipped, escapes honoured). */
 export function jsonDeeperThan(text: string, limit: number): boolean {
+  if (openingsAtMost(text, limit)) return false; // the usual body: too few brackets to nest that deep
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
@@ -26,6 +27,15 @@ export function jsonDeeperThan(text: string, limit: number): boolean {
     } else if (c === 0x5d || c === 0x7d) depth--;
   }
   return false;
+}
+
+/** Whether `text` holds at most `limit` of `[` and `{` in all (counted by the native indexOf, not char by char). */
+function openingsAtMost(text: string, limit: number): boolean {
+  let n = 0;
+  for (const c of ['{', '[']) {
+    for (let i = text.indexOf(c); i >= 0; i = text.indexOf(c, i + 1)) if (++n > limit) return false;
+  }
+  return true;
 }
 
 /** Whether a YAML text nests collections deeper than `limit`, from its syntax tree (no value is built). */

@@ -127,7 +127,8 @@ function coreEventsRoute(parts: string[]): Route | undefined {
  * (`…/modules/%2e%2e` is `…/v1alpha1`, the discovery document) and the request would reach what it did not name.
  */
 export function checkDotSegments(path: string): void {
-  if (!path.includes('.') && !path.includes('%')) return; // the usual request: nothing that could be one
+  // The usual request: no segment starts with a dot (the group's name holds dots, mid-segment) and nothing is escaped.
+  if (!path.includes('/.') && !path.startsWith('.') && !path.includes('%')) return;
   for (const s of path.split('?')[0].split('/')) {
     if (/^(\.|%2e){1,2}$/i.test(s)) throw ApiError.badRequest('the request path must not contain "." or ".." segments');
   }
