@@ -20,9 +20,9 @@ import type { Client } from '../api/client/types.ts';
 import { findCondition } from '../api/meta/conditions.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import type { KubeObject } from '../api/meta/types.ts';
-import type { Assignment, Event, Node } from '../api/v1alpha1/generated/index.ts';
+import type { Assignment, Declaration, Event, Module, Node } from '../api/v1alpha1/generated/index.ts';
 import { appliedEvent } from './assignment-events.ts';
-import { declarationToWrite, type OwnerOutcome } from '../api/v1alpha1/render-declaration.ts';
+import { declarationToWrite, readOwnerRecords, type OwnerOutcome } from '../api/v1alpha1/render-declaration.ts';
 import { APPLIED, assignmentStatus, statusDiffers } from './assignment-status.ts';
 import { realClock, type Clock } from '../api/meta/clock.ts';
 import { rfc3339 } from '../api/meta/timestamp.ts';
@@ -83,6 +83,30 @@ export function assignmentsOfModule(module: string, assignments: Pick<Informer<A
   return namesOf(assignments.byIndex(BY_MODULE, module));
 }
 
+/**
+ * True when the node's Declaration records another version of the assignment's module than the module's current
+ * one, which the assignment follows: the Declaration controller has yet to write that version (rendering it
+ * changes the owner record, so the Declaration is written), and its write requeues the assignment.
+ */
+export function moduleVersionUnrendered(
+  assignment: Assignment,
+  caches: {
+    nodes: Pick<Informer<Node>, 'get'>;
+    modules: Pick<Informer<Module>, 'get'>;
+    declarations: Pick<Informer<Declaration>, 'get'>;
+  },
+): boolean {
+  if (assignment.metadata.deletionTimestamp) return false;
+  const node = caches.nodes.get(assignment.spec.node);
+  const declaration = caches.declarations.get(assignment.spec.node);
+  const module = caches.modules.get(assignment.spec.module);
+  if (!node || node.metadata.deletionTimestamp || !declaration || declaration.metadata.deletionTimestamp || !module)
+    return false;
+  if (assignment.spec.version !== undefined && assignment.spec.version !== module.spec.version) return false;
+  const record = readOwnerRecords(declaration)[assignment.metadata.name ?? ''];
+  return record !== undefined && record.version !== module.spec.version;
+}
+
 /** Reconciles one assignment: computes its status from its node's Declaration and writes it if it changed. */
 class AssignmentReconciler implements Reconciler {
   private readonly client: Client;
@@ -102,6 +126,8 @@ class AssignmentReconciler implements Reconciler {
     if (!cached) return;
     const assignment = cached;
     const nodeName = assignment.spec.node;
+    // The same answer as the rendering's below, without rendering: a module's new version reaches every node at once.
+    if (moduleVersionUnrendered(assignment, this.caches)) return;
     const rendered = renderNode(nodeName, this.caches);
     const declaration = rendered?.declaration ?? this.caches.declarations.get(nodeName);
     let outcome: OwnerOutcome | undefined; // none without its Node (or while it is deleted): NodeNotFound

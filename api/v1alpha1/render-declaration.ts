@@ -125,9 +125,24 @@ export function renderTemplates(
   });
 }
 
-/** The owner records of a Declaration (empty when the annotation is missing or unreadable). */
-export function readOwnerRecords(decl: KubeObject | undefined): OwnerRecords {
-  const raw = decl?.metadata.annotations?.[OWNERS_ANNOTATION];
+/**
+ * The records read from each stored Declaration's annotations: a node's Declaration is rendered several times
+ * per change (by the Declaration and the Assignment controllers), from the same cached object. Only frozen
+ * annotations are remembered (a stored or cached object's: they cannot change).
+ */
+const recordsRead = new WeakMap<object, Readonly<OwnerRecords>>();
+
+/** The owner records of a Declaration (empty when the annotation is missing or unreadable). Do not change them. */
+export function readOwnerRecords(decl: KubeObject | undefined): Readonly<OwnerRecords> {
+  const annotations = decl?.metadata.annotations;
+  if (!annotations || !Object.isFrozen(annotations)) return parseOwnerRecords(annotations?.[OWNERS_ANNOTATION]);
+  let records = recordsRead.get(annotations);
+  if (!records)
+    recordsRead.set(annotations, (records = Object.freeze(parseOwnerRecords(annotations[OWNERS_ANNOTATION]))));
+  return records;
+}
+
+function parseOwnerRecords(raw: string | undefined): OwnerRecords {
   if (!raw) return {};
   try {
     const parsed: unknown = JSON.parse(raw);
