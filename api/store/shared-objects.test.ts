@@ -51,3 +51,23 @@ test('stored objects are frozen: as written, read, listed, watched, deleted and 
   assertFrozen(reopened.store.get('nodes', 'b') as KubeObject, 'after a reopen');
   assert.equal(reopened.store.get('nodes', 'b')?.metadata.labels?.site, 'home', 'the reopened object is intact');
 });
+
+test('a status write shares the parts it left alone with the previous version; reopened, the objects are the same', async (t) => {
+  const { store, dir } = await tempStore(t);
+  const a = await store.create('nodes', node('a', { labels: { site: 'home' } }));
+  const b = await store.update(
+    'nodes',
+    { ...a, status: { lastSeen: '2026-01-01T00:00:00Z', undef: undefined } },
+    {
+      subresource: 'status',
+    },
+  );
+  assert.equal(b.spec, a.spec, 'the spec is the previous version’s own object');
+  assert.equal(b.metadata.labels, a.metadata.labels, 'so are untouched parts of the metadata');
+  assert.notEqual(b.metadata, a.metadata, 'the metadata itself is new (its resourceVersion changed)');
+  assert.deepEqual(b.status, { lastSeen: '2026-01-01T00:00:00Z' }, 'stored as JSON stores it: no undefined key');
+  assertFrozen(b, 'a status write');
+  await store.close();
+  const reopened = await tempStore(t, { dir });
+  assert.deepStrictEqual(reopened.store.get('nodes', 'a'), b, 'the journal holds exactly the object as stored');
+});

@@ -14,7 +14,7 @@ import {
 } from '../meta/selectors.ts';
 import type { ListOptions } from './types.ts';
 import { withResourceVersion } from './object-meta.ts';
-import { deepFreeze } from '../meta/frozen.ts';
+import { deepFreeze, frozenJsonCopy } from '../meta/frozen.ts';
 import { delLine, putLine, txnLine, type JournalEntry, type StoreData } from './store-data.ts';
 import { StoreEvent } from './store-event.ts';
 
@@ -107,9 +107,11 @@ export class StoreState {
   /** Stores `obj` (created or replaced) with the next resourceVersion; returns the stored object. */
   put(txn: Txn, plural: string, obj: KubeObject, type: 'ADDED' | 'MODIFIED'): KubeObject {
     const rv = ++this.data.rv;
-    const json = JSON.stringify(withResourceVersion(obj, rv));
-    // The store's own deep copy, exactly what the journal holds; frozen, since every reader shares it (frozen.ts).
-    const stored = deepFreeze(JSON.parse(json) as KubeObject);
+    const versioned = withResourceVersion(obj, rv);
+    const json = JSON.stringify(versioned);
+    // The store's own copy, exactly what the journal holds; frozen, since every reader shares it, and sharing
+    // the parts of the previous version the write left alone (frozen.ts).
+    const stored = frozenJsonCopy(versioned);
     const name = stored.metadata.name as string;
     let kind = this.data.kinds.get(plural);
     if (!kind) this.data.kinds.set(plural, (kind = new Map()));
