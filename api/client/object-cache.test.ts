@@ -62,6 +62,9 @@ test('an index follows every event and relist: byIndex finds objects by value wi
   assert.deepEqual(names('x'), ['a', 'c'], 'indexed before and after addIndex, sorted by name');
   cache.apply({ type: 'MODIFIED', object: site('a', '4', 'y') });
   assert.deepEqual([names('x'), names('y')], [['c'], ['a', 'b']], 'a modified object moves to its new value');
+  cache.apply({ type: 'MODIFIED', object: site('a', '4a', 'y') });
+  assert.deepEqual([names('x'), names('y')], [['c'], ['a', 'b']], 'a change that keeps the value keeps the entry');
+  assert.equal(cache.byIndex('site', 'y')[0]?.metadata.resourceVersion, '4a', 'which gives the newest object');
   cache.apply({ type: 'DELETED', object: site('b', '5', 'y') });
   cache.apply({ type: 'MODIFIED', object: site('c', '6') });
   assert.deepEqual([names('x'), names('y')], [[], ['a']], 'deleted, or without a value: in no entry');

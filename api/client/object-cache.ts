@@ -118,12 +118,15 @@ export class ObjectCache<T extends KubeObject = KubeObject> {
 
 /** Files `name` under the values of `obj` in `index` (none when undefined), leaving the values it had. */
 function indexObject<T extends KubeObject>(index: Index<T>, name: string, obj: T | undefined): void {
-  for (const value of index.values.get(name) ?? []) {
+  const values = obj ? index.fn(obj) : [];
+  const before = index.values.get(name) ?? [];
+  // Most changes (a status write) leave an object's index values as they were: nothing to move.
+  if (values.length === before.length && values.every((v, i) => v === before[i])) return;
+  for (const value of before) {
     const names = index.names.get(value);
     names?.delete(name);
     if (names?.size === 0) index.names.delete(value);
   }
-  const values = obj ? index.fn(obj) : [];
   if (values.length === 0) index.values.delete(name);
   else index.values.set(name, values);
   for (const value of values) {

@@ -28,20 +28,20 @@ export type Route =
   | { type: 'resource'; plural: string; name?: string; subresource?: string; watchPath: boolean };
 
 const HEALTH = new Set(['/healthz', '/readyz', '/livez']);
-const DISCOVERY: Record<string, DiscoveryDoc> = {
-  '/version': 'version',
-  '/api': 'api',
-  '/apis': 'apis',
-  [`/apis/${GROUP}`]: 'group',
-  [`/apis/${GROUP}/${VERSION}`]: 'resources',
-  '/api/v1': 'core',
-};
-const OPENAPI: Record<string, OpenApiDoc> = {
-  '/openapi/v2': 'v2',
-  '/openapi/v3': 'v3',
-  [V3_GROUP_URL]: 'v3-group',
-  [V3_CORE_URL]: 'v3-core',
-};
+const DISCOVERY = new Map<string, DiscoveryDoc>([
+  ['/version', 'version'],
+  ['/api', 'api'],
+  ['/apis', 'apis'],
+  [`/apis/${GROUP}`, 'group'],
+  [`/apis/${GROUP}/${VERSION}`, 'resources'],
+  ['/api/v1', 'core'],
+]);
+const OPENAPI = new Map<string, OpenApiDoc>([
+  ['/openapi/v2', 'v2'],
+  ['/openapi/v3', 'v3'],
+  [V3_GROUP_URL, 'v3-group'],
+  [V3_CORE_URL, 'v3-core'],
+]);
 const PREFIX = `/apis/${GROUP}/${VERSION}/`;
 
 /** The 404 for a path that addresses nothing. */
@@ -52,17 +52,22 @@ export function notFoundPath(): ApiError {
 /** Resolves a URL path; undefined when it addresses nothing we serve (404). */
 export function matchRoute(pathname: string): Route | undefined {
   const path = pathname.length > 1 && pathname.endsWith('/') ? pathname.slice(0, -1) : pathname;
-  const resource = path.startsWith(PREFIX);
-  if (!resource && (HEALTH.has(path) || /^\/(healthz|readyz|livez)\/[\w-]+$/.test(path))) return { type: 'health' };
+  // Nearly every request: no other route's path starts so, so none is looked up.
+  if (path.startsWith(PREFIX)) return resourceRoute(path);
+  if (HEALTH.has(path) || /^\/(healthz|readyz|livez)\/[\w-]+$/.test(path)) return { type: 'health' };
   if (path === '/metrics') return { type: 'metrics' };
   if (path === '/cluster-info' || path === '/join')
     return { type: 'join', endpoint: path === '/join' ? 'join' : 'cluster-info' };
-  const doc = DISCOVERY[path];
+  const doc = DISCOVERY.get(path);
   if (doc) return { type: 'discovery', doc };
-  const openapi = OPENAPI[path];
+  const openapi = OPENAPI.get(path);
   if (openapi) return { type: 'openapi', doc: openapi };
   if (path.startsWith('/api/v1/')) return coreEventsRoute(path.slice('/api/v1/'.length).split('/').map(decodeSegment));
-  if (!resource) return undefined;
+  return undefined;
+}
+
+/** A path under PREFIX: a resource, a node's logs or a Certificate's endpoints. */
+function resourceRoute(path: string): Route | undefined {
   const parts = path.slice(PREFIX.length).split('/').map(decodeSegment);
   const watchPath = parts[0] === 'watch';
   if (watchPath) parts.shift();
