@@ -5,7 +5,7 @@
  */
 import type { Informer } from '../api/client/informer.ts';
 import type { Assignment, Declaration, Node, Route } from '../api/v1alpha1/generated/index.ts';
-import { readOwnerRecords } from '../api/v1alpha1/render-declaration.ts';
+import { readOwnerRecords } from '../api/v1alpha1/owner-records.ts';
 import { overlayPeerNames } from '../api/v1alpha1/overlay.ts';
 
 /** Assignments and Routes by `spec.node`. */

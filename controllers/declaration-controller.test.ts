@@ -4,7 +4,7 @@ import type { KubeObject } from '../api/meta/types.ts';
 import type { Assignment, Declaration, Node } from '../api/v1alpha1/generated/index.ts';
 import { OVERLAY_RESOURCE_ID } from '../api/v1alpha1/overlay.ts';
 import { nodesOfAssignment, nodesOfModule, nodesOfNode } from './declaration-controller.ts';
-import { OWNERS_ANNOTATION } from '../api/v1alpha1/render-declaration.ts';
+import { OWNERS_ANNOTATION } from '../api/v1alpha1/owner-records.ts';
 import { ObjectCache } from '../api/client/object-cache.ts';
 import { addCacheIndexes } from './cache-indexes.ts';
 

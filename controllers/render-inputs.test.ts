@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Declaration, Node } from '../api/v1alpha1/generated/index.ts';
-import { OWNERS_ANNOTATION } from '../api/v1alpha1/render-declaration.ts';
+import { OWNERS_ANNOTATION } from '../api/v1alpha1/owner-records.ts';
 import { declarationRenderInputsChanged, nodeRenderInputsChanged } from './render-inputs.ts';
 
 const node: Node = {

@@ -8,7 +8,7 @@ import type { InformerEventType } from '../api/client/informer.ts';
 import type { Declaration, Node } from '../api/v1alpha1/generated/index.ts';
 import { jsonEqual } from '../api/meta/json-equal.ts';
 import { overlayChanged } from '../api/v1alpha1/overlay.ts';
-import { OWNERS_ANNOTATION } from '../api/v1alpha1/render-declaration.ts';
+import { OWNERS_ANNOTATION } from '../api/v1alpha1/owner-records.ts';
 
 /** What of an object's metadata a rendering reads: identity (owner references), deletion and spec generation. */
 function metaView(o: Node | Declaration): unknown[] {

@@ -1,17 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Assignment, Declaration, Module, ModuleResource, Node } from './generated/index.ts';
-import { deepFreeze } from '../meta/frozen.ts';
 import {
   MODULE_VERSION_ENV,
-  OWNERS_ANNOTATION,
   declarationToWrite,
-  formatOwnerRecords,
-  readOwnerRecords,
   renderDeclaration,
   type Rendering,
   type RenderInput,
 } from './render-declaration.ts';
+import { OWNERS_ANNOTATION } from './owner-records.ts';
 
 const dir = (id: string, path: string): ModuleResource => ({ id, kind: 'Directory', spec: { path } });
 const file = (id: string, path: string, content: string, dependsOn?: string[]): ModuleResource => ({
@@ -343,39 +340,4 @@ test('the declaration to write keeps foreign metadata, and a metadata-only chang
   assert.equal(next.metadata.annotations?.other, 'x');
   assert.equal(next.metadata.ownerReferences?.length, 1);
   assert.equal(next.metadata.ownerReferences?.[0]?.uid, 'uid-a2');
-});
-
-test('owner records round-trip through the annotation and garbage reads as empty', () => {
-  const records = { b: { version: '2', generation: 3 }, a: { version: '1', generation: 1 } };
-  const text = formatOwnerRecords(records);
-  assert.equal(text, '{"a":{"version":"1","generation":1},"b":{"version":"2","generation":3}}');
-  const decl = { apiVersion: 'x', kind: 'Declaration', metadata: { annotations: { [OWNERS_ANNOTATION]: text } } };
-  assert.deepEqual(readOwnerRecords(decl), records);
-  for (const bad of ['not json', '[]', '{"a":{"version":1}}', 'null']) {
-    assert.deepEqual(readOwnerRecords({ ...decl, metadata: { annotations: { [OWNERS_ANNOTATION]: bad } } }), {});
-  }
-});
-
-test("a frozen (stored) Declaration's owner records are read once; an unfrozen one's every time", () => {
-  const text = formatOwnerRecords({ a: { version: '1', generation: 1 } });
-  const stored = deepFreeze({
-    apiVersion: 'x',
-    kind: 'Declaration',
-    metadata: { annotations: { [OWNERS_ANNOTATION]: text } },
-  });
-  const first = readOwnerRecords(stored);
-  assert.equal(readOwnerRecords(stored), first, 'read again from the same stored object');
-  assert.ok(Object.isFrozen(first), 'shared, so frozen');
-  // Another version of the object (another write) is read anew.
-  const next = deepFreeze({
-    ...stored,
-    metadata: { annotations: { [OWNERS_ANNOTATION]: formatOwnerRecords({ a: { version: '2', generation: 2 } }) } },
-  });
-  assert.deepEqual(readOwnerRecords(next), { a: { version: '2', generation: 2 } });
-  // An object a caller may still change is never remembered.
-  const open = { apiVersion: 'x', kind: 'Declaration', metadata: { annotations: { [OWNERS_ANNOTATION]: text } } };
-  const read = readOwnerRecords(open);
-  open.metadata.annotations[OWNERS_ANNOTATION] = formatOwnerRecords({ b: { version: '3', generation: 1 } });
-  assert.notEqual(readOwnerRecords(open), read);
-  assert.deepEqual(readOwnerRecords(open), { b: { version: '3', generation: 1 } });
 });

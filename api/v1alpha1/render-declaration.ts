@@ -24,7 +24,14 @@
  * - The node's WireGuard resource (overlay.ts), when it is on the overlay, comes last, owned by no assignment.
  */
 import { jsonEqual } from '../meta/json-equal.ts';
-import type { KubeObject, OwnerReference } from '../meta/types.ts';
+import type { OwnerReference } from '../meta/types.ts';
+import {
+  formatOwnerRecords,
+  OWNERS_ANNOTATION,
+  readOwnerRecords,
+  type OwnerRecord,
+  type OwnerRecords,
+} from './owner-records.ts';
 import { API_VERSION } from '../meta/types.ts';
 import { controllerReference } from '../meta/owner-reference.ts';
 import type {
@@ -37,23 +44,11 @@ import type {
   Node,
 } from './generated/index.ts';
 
-/** The Declaration annotation recording, per owning assignment, what was rendered for it (JSON OwnerRecords). */
-export const OWNERS_ANNOTATION = 'meshctl.dev/owners';
-
 /** The env var through which every rendered Service gets its module's version (it also makes the service restart). */
 export const MODULE_VERSION_ENV = 'MESHCTL_MODULE_VERSION';
 
 /** The longest host resource id the schema allows. */
 const MAX_ID_LENGTH = 253;
-
-/** What was rendered for one assignment: the module version, and the generation since which its resources are unchanged. */
-export interface OwnerRecord {
-  version: string;
-  generation: number;
-}
-
-/** Owner records by assignment name. */
-export type OwnerRecords = Record<string, OwnerRecord>;
 
 /** Why nothing was rendered for an assignment (the Applied condition's reason). */
 export type RenderProblemReason = 'ModuleNotFound' | 'VersionNotAvailable' | 'InvalidResourceId';
@@ -123,46 +118,6 @@ export function renderTemplates(
     if (t.dependsOn) r.dependsOn = t.dependsOn.map((d) => prefixedId(owner, d));
     return r as DeclaredResource;
   });
-}
-
-/**
- * The records read from each stored Declaration's annotations: a node's Declaration is rendered several times
- * per change (by the Declaration and the Assignment controllers), from the same cached object. Only frozen
- * annotations are remembered (a stored or cached object's: they cannot change).
- */
-const recordsRead = new WeakMap<object, Readonly<OwnerRecords>>();
-
-/** The owner records of a Declaration (empty when the annotation is missing or unreadable). Do not change them. */
-export function readOwnerRecords(decl: KubeObject | undefined): Readonly<OwnerRecords> {
-  const annotations = decl?.metadata.annotations;
-  if (!annotations || !Object.isFrozen(annotations)) return parseOwnerRecords(annotations?.[OWNERS_ANNOTATION]);
-  let records = recordsRead.get(annotations);
-  if (!records)
-    recordsRead.set(annotations, (records = Object.freeze(parseOwnerRecords(annotations[OWNERS_ANNOTATION]))));
-  return records;
-}
-
-function parseOwnerRecords(raw: string | undefined): OwnerRecords {
-  if (!raw) return {};
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return {};
-    const out: OwnerRecords = {};
-    for (const [owner, rec] of Object.entries(parsed as Record<string, Partial<OwnerRecord>>)) {
-      if (typeof rec?.version === 'string' && typeof rec.generation === 'number')
-        out[owner] = { version: rec.version, generation: rec.generation };
-    }
-    return out;
-  } catch {
-    return {};
-  }
-}
-
-/** Owner records as the annotation value: JSON with owners sorted by name, so equal records give equal text. */
-export function formatOwnerRecords(records: OwnerRecords): string {
-  const sorted: OwnerRecords = {};
-  for (const owner of Object.keys(records).sort()) sorted[owner] = records[owner]!;
-  return JSON.stringify(sorted);
 }
 
 type Problem = { reason: RenderProblemReason; message: string };

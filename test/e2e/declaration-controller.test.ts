@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { OWNERS_ANNOTATION } from '../../api/v1alpha1/render-declaration.ts';
+import { OWNERS_ANNOTATION } from '../../api/v1alpha1/owner-records.ts';
 import { eventually } from '../eventually.ts';
 import {
   controllersSuite,
