@@ -4,11 +4,12 @@
  * control plane's and the agents' worker processes' CPU-seconds, its requests by (client, verb, resource) from /metrics and its store writes by
  * resource from the journal. Prints the differences per node. Run: `N=1000 ROUNDS=4 LOGS=3600000 node --import tsx
  * bench/fan-probe.ts` (LOGS: the agents' log interval, ms; SCALE_CP_NODE_ARGS as for bench/scale.ts: the
- * `window-us` lines bound each change window in the CPU profile's clock).
+ * `window-us` lines bound each change window in the CPU profile's clock; with `--trace-gc`, each window's GC pauses).
  */
 import { performance } from 'node:perf_hooks';
 import { createClient } from '../api/client/http-client.ts';
 import { httpRequest } from '../test/harness.ts';
+import { gcOf } from './lib/gc-trace.ts';
 import { sleep } from './lib/load.ts';
 import { cpuSecondsOf } from './lib/proc.ts';
 import { RoundTracker, rvOf } from './lib/round-tracker.ts';
@@ -29,10 +30,13 @@ const metrics = async (): Promise<Map<string, number>> => {
   }
   return m;
 };
+/** How many times `needle` occurs in `text`. */
+const count = (text: string, needle: string): number => text.split(needle).length - 1;
 /** A journal line's resource (`nodes`, `declarations`, …). */
 const classify = (line: string): string => (JSON.parse(line) as { plural?: string }).plural ?? '?';
 async function window(change: boolean, round: number, tracker: RoundTracker, stored: { rv: string }) {
   const m0 = await metrics();
+  const mark = mesh.cp.output().length;
   const j0 = journalSizes(mesh.cp.dataDir);
   const c0 = cpuSecondsOf(mesh.cp.pid);
   const agentCpu = (): number => mesh.workerPids().reduce((sum, pid) => sum + cpuSecondsOf(pid), 0);
@@ -49,6 +53,7 @@ async function window(change: boolean, round: number, tracker: RoundTracker, sto
   const cpu = cpuSecondsOf(mesh.cp.pid) - c0;
   const agents = agentCpu() - a0;
   const m1 = await metrics();
+  const gc = gcOf(mesh.cp.output().slice(mark));
   const lines = journalLinesSince(mesh.cp.dataDir, j0);
   const req = new Map<string, number>();
   for (const [k, v] of m1) if (v - (m0.get(k) ?? 0) > 0) req.set(k, v - (m0.get(k) ?? 0));
@@ -58,6 +63,7 @@ async function window(change: boolean, round: number, tracker: RoundTracker, sto
   return {
     cpu,
     agents,
+    gc,
     req,
     writes,
     p50: appliedMs[Math.floor(appliedMs.length / 2)],
@@ -93,6 +99,11 @@ try {
       out.push(
         `  write ${k}: base ${base.writes.get(k) ?? 0} change ${ch.writes.get(k) ?? 0} per node ${(((ch.writes.get(k) ?? 0) - (base.writes.get(k) ?? 0)) / N).toFixed(2)}`,
       );
+    out.push(`  GC (--trace-gc): base ${base.gc}; change ${ch.gc}`);
+    const log = mesh.cp.output();
+    out.push(
+      `  control-plane log so far: ${count(log, 'Watch expired, relisting')} relists after a 410, ${count(log, 'Reconcile raced a write')} conflicts retried, ${count(log, '"Reconcile failed')} failed reconciles`,
+    );
     process.stdout.write(out.join('\n') + '\n');
   }
   tracker.close();

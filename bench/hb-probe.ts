@@ -15,6 +15,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { createClient, type HttpClient } from '../api/client/http-client.ts';
 import { logsPath } from '../api/wire/log-wire.ts';
+import { gcOf } from './lib/gc-trace.ts';
 import { sleep } from './lib/load.ts';
 import { cpuSecondsOf } from './lib/proc.ts';
 import { RoundTracker } from './lib/round-tracker.ts';
@@ -30,20 +31,6 @@ const say = (line: string): void => {
   out.push(line);
   process.stderr.write(`hb-probe: ${line}\n`);
 };
-
-/** GC pauses (ms) and counts by kind in `text`, the control plane's `--trace-gc` lines. */
-function gcOf(text: string): string {
-  const kinds = new Map<string, { n: number; ms: number }>();
-  for (const m of text.matchAll(
-    /ms: (Scavenge|Mark-Compact|Mark-sweep|Minor Mark-Compact)[^,]*, ([\d.]+) \/ ([\d.]+) ms/g,
-  )) {
-    const k = kinds.get(m[1]) ?? { n: 0, ms: 0 };
-    k.n++;
-    k.ms += Number(m[2]);
-    kinds.set(m[1], k);
-  }
-  return [...kinds].map(([k, v]) => `${k} ${v.n}× ${v.ms.toFixed(0)} ms`).join(', ') || 'no --trace-gc lines';
-}
 
 /** CPU seconds by thread name (main thread `node`, V8's GC helpers, libuv's pool…) from /proc/<pid>/task. */
 function threadCpu(pid: number): Map<string, number> {
