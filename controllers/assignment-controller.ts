@@ -22,8 +22,7 @@ import type { Logger } from '../api/meta/logger.ts';
 import type { KubeObject } from '../api/meta/types.ts';
 import type { Assignment, Declaration, Event, Module, Node } from '../api/v1alpha1/generated/index.ts';
 import { appliedEvent } from './assignment-events.ts';
-import { declarationToWrite, type OwnerOutcome } from '../api/v1alpha1/render-declaration.ts';
-import { readOwnerRecords } from '../api/v1alpha1/owner-records.ts';
+import { declarationToWrite, recordBehindModule, type OwnerOutcome } from '../api/v1alpha1/render-declaration.ts';
 import { APPLIED, assignmentStatus, statusDiffers } from './assignment-status.ts';
 import { realClock, type Clock } from '../api/meta/clock.ts';
 import { rfc3339 } from '../api/meta/timestamp.ts';
@@ -86,8 +85,8 @@ export function assignmentsOfModule(module: string, assignments: Pick<Informer<A
 
 /**
  * True when the node's Declaration records another version of the assignment's module than the module's current
- * one, which the assignment follows: the Declaration controller has yet to write that version (rendering it
- * changes the owner record, so the Declaration is written), and its write requeues the assignment.
+ * one, which the assignment follows (recordBehindModule): the Declaration controller has yet to write that version,
+ * and its write requeues the assignment. False for a node, Declaration or module missing or being deleted.
  */
 export function moduleVersionUnrendered(
   assignment: Assignment,
@@ -103,9 +102,7 @@ export function moduleVersionUnrendered(
   const module = caches.modules.get(assignment.spec.module);
   if (!node || node.metadata.deletionTimestamp || !declaration || declaration.metadata.deletionTimestamp || !module)
     return false;
-  if (assignment.spec.version !== undefined && assignment.spec.version !== module.spec.version) return false;
-  const record = readOwnerRecords(declaration)[assignment.metadata.name ?? ''];
-  return record !== undefined && record.version !== module.spec.version;
+  return recordBehindModule(assignment, module, declaration);
 }
 
 /** Reconciles one assignment: computes its status from its node's Declaration and writes it if it changed. */

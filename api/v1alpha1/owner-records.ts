@@ -3,6 +3,7 @@
  * generation since which its resources are unchanged), kept in an annotation written in the same update as the
  * resources it describes (render-declaration.ts).
  */
+import { deepFreeze } from '../meta/frozen.ts';
 import type { KubeObject } from '../meta/types.ts';
 
 /** The Declaration annotation recording, per owning assignment, what was rendered for it (JSON OwnerRecords). */
@@ -29,8 +30,7 @@ export function readOwnerRecords(decl: KubeObject | undefined): Readonly<OwnerRe
   const annotations = decl?.metadata.annotations;
   if (!annotations || !Object.isFrozen(annotations)) return parseOwnerRecords(annotations?.[OWNERS_ANNOTATION]);
   let records = recordsRead.get(annotations);
-  if (!records)
-    recordsRead.set(annotations, (records = Object.freeze(parseOwnerRecords(annotations[OWNERS_ANNOTATION]))));
+  if (!records) recordsRead.set(annotations, (records = deepFreeze(parseOwnerRecords(annotations[OWNERS_ANNOTATION]))));
   return records;
 }
 

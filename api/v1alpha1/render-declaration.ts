@@ -163,6 +163,17 @@ function select(
   return { version: wanted, resources };
 }
 
+/**
+ * True when `current` records another version for the assignment than the module's current one, which the
+ * assignment follows (no pin, or pinned to it): its rendering renders that version and records it, so the
+ * Declaration changes (the version rule of `select`). False when it cannot say without rendering.
+ */
+export function recordBehindModule(a: Assignment, mod: Module, current: Declaration): boolean {
+  if ((a.spec.version ?? mod.spec.version) !== mod.spec.version) return false;
+  const record = readOwnerRecords(current)[a.metadata.name ?? ''];
+  return record !== undefined && record.version !== mod.spec.version;
+}
+
 /** Renders the Declaration of `input.node`: see the module comment for the rules. */
 export function renderDeclaration(input: RenderInput): Rendering {
   const { current } = input;
