@@ -9,7 +9,8 @@
  * every node whose Declaration still records it as an owner (so moving or deleting an assignment also
  * re-renders the node it left); a Route likewise; a Module to the nodes of the assignments that use it. Reads come from the
  * informers' caches, through their indexes (cache-indexes.ts: one node's objects, never a scan of all N), and
- * changes that cannot change a rendering (a heartbeat, an agent's status report: render-inputs.ts) queue nothing;
+ * changes that cannot change a rendering (a heartbeat, an agent's status report, an Assignment's status:
+ * render-inputs.ts) queue nothing;
  * every write carries the cached resourceVersion, so a stale cache ends in a Conflict, which is thrown and
  * retried with backoff. Nothing is written when nothing changed.
  *
@@ -38,7 +39,11 @@ import {
   namesOf,
 } from './cache-indexes.ts';
 import { overlayHub, renderNode } from './node-rendering.ts';
-import { declarationRenderInputsChanged, nodeRenderInputsChanged } from './render-inputs.ts';
+import {
+  assignmentRenderInputsChanged,
+  declarationRenderInputsChanged,
+  nodeRenderInputsChanged,
+} from './render-inputs.ts';
 
 /** Options of createDeclarationController. */
 export type DeclarationControllerOptions = ControllerOptions;
@@ -75,10 +80,11 @@ function sourcesOf(caches: Caches): Source[] {
     },
     {
       informer: caches.assignments,
-      keys: (obj) =>
-        (obj as Assignment).spec.module === OVERLAY_HUB_MODULE
-          ? allNodes()
-          : nodesOfAssignment(obj as Assignment, caches.declarations),
+      keys: (obj, type, old) => {
+        const a = obj as Assignment;
+        if (!assignmentRenderInputsChanged(type, a, old as Assignment | undefined)) return [];
+        return a.spec.module === OVERLAY_HUB_MODULE ? allNodes() : nodesOfAssignment(a, caches.declarations);
+      },
     },
     { informer: caches.modules, keys: (obj) => nodesOfModule(obj.metadata.name ?? '', caches.assignments) },
     // The agent's status reports change nothing this controller renders or writes.
@@ -97,9 +103,12 @@ function sourcesOf(caches: Caches): Source[] {
 
 /**
  * Keys reconciled at once. A change to a module used by every node queues every node: with this many
- * Declaration writes in flight, the store's group commit makes one fdatasync for many of them.
+ * Declaration writes in flight, the store's group commit makes one fdatasync for many of them. A worker waits
+ * for its write's commit, so a busy event loop makes a commit cycle long, and the workers set how many
+ * Declarations each cycle carries: at N = 5,000, 256 gave an all-nodes change p99 of 8.5–10.2 s where 32 gave
+ * 16 s in the run before it (bench/fan-probe.ts, bench/RESULTS.md §9).
  */
-export const DECLARATION_WORKERS = 32;
+export const DECLARATION_WORKERS = 256;
 
 /** The nodes to reconcile when an assignment changed: its node, and every node whose Declaration records it. */
 export function nodesOfAssignment(a: Assignment, declarations: Pick<Informer<Declaration>, 'byIndex'>): string[] {

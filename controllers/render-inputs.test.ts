@@ -1,8 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Declaration, Node } from '../api/v1alpha1/generated/index.ts';
+import type { Assignment, Declaration, Node } from '../api/v1alpha1/generated/index.ts';
 import { OWNERS_ANNOTATION } from '../api/v1alpha1/owner-records.ts';
-import { declarationRenderInputsChanged, nodeRenderInputsChanged } from './render-inputs.ts';
+import {
+  assignmentRenderInputsChanged,
+  declarationRenderInputsChanged,
+  nodeRenderInputsChanged,
+} from './render-inputs.ts';
 
 const node: Node = {
   apiVersion: 'meshctl.dev/v1alpha1',
@@ -47,4 +51,28 @@ test("an agent's status report queues no re-render; a change of spec or owner re
   const spec: Declaration = { ...decl, metadata: { ...decl.metadata, generation: 4 } };
   assert.equal(declarationRenderInputsChanged('MODIFIED', spec, decl), true, 'spec (generation)');
   assert.equal(declarationRenderInputsChanged('DELETED', decl, decl), true, 'deleted');
+});
+
+test("an Assignment's status queues no re-render; its spec, deletion, an add or a delete does", () => {
+  const a: Assignment = {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Assignment',
+    metadata: { name: 'web-a', uid: 'u2', generation: 1, resourceVersion: '7' },
+    spec: { module: 'web', node: 'a' },
+  };
+  const pending: Assignment = {
+    ...a,
+    metadata: { ...a.metadata, resourceVersion: '8' },
+    status: { observedGeneration: 1, version: '1.0.1', conditions: [] },
+  };
+  assert.equal(assignmentRenderInputsChanged('MODIFIED', pending, a), false, 'status');
+  const pinned: Assignment = { ...a, spec: { ...a.spec, version: '1.0.0' } };
+  assert.equal(assignmentRenderInputsChanged('MODIFIED', pinned, a), true, 'spec, same generation');
+  const moved: Assignment = { ...a, metadata: { ...a.metadata, generation: 2 }, spec: { ...a.spec, node: 'b' } };
+  assert.equal(assignmentRenderInputsChanged('MODIFIED', moved, a), true, 'moved');
+  const deleting: Assignment = { ...a, metadata: { ...a.metadata, deletionTimestamp: '2026-12-01T20:01:00Z' } };
+  assert.equal(assignmentRenderInputsChanged('MODIFIED', deleting, a), true, 'deletion');
+  assert.equal(assignmentRenderInputsChanged('DELETED', a, a), true, 'deleted');
+  assert.equal(assignmentRenderInputsChanged('ADDED', a, undefined), true, 'added');
+  assert.equal(assignmentRenderInputsChanged('MODIFIED', a, undefined), true, 'no old object');
 });

@@ -1,17 +1,18 @@
 /**
- * Which changes of a Node or a Declaration can change a node's rendering (node-rendering.ts) — Kubernetes'
- * GenerationChanged predicate, widened to the metadata and status the renderer reads. A heartbeat (Node
- * status: lastSeen, conditions) and an agent's report (Declaration status) change none of it, so they
- * queue no re-render: with N agents, that is N heartbeats and 2N reports per change that cost no render.
+ * Which changes of a Node, a Declaration or an Assignment can change a node's rendering (node-rendering.ts) —
+ * Kubernetes' GenerationChanged predicate, widened to the metadata and status the renderer reads. A heartbeat
+ * (Node status: lastSeen, conditions), an agent's report (Declaration status) and the Assignment controller's
+ * status (Pending, Applied) change none of it, so they queue no re-render: with N agents, that is N heartbeats,
+ * 2N reports and about 2N Assignment statuses per change that cost no render.
  */
 import type { InformerEventType } from '../api/client/informer.ts';
-import type { Declaration, Node } from '../api/v1alpha1/generated/index.ts';
+import type { Assignment, Declaration, Node } from '../api/v1alpha1/generated/index.ts';
 import { jsonEqual } from '../api/meta/json-equal.ts';
 import { overlayChanged } from '../api/v1alpha1/overlay.ts';
 import { OWNERS_ANNOTATION } from '../api/v1alpha1/owner-records.ts';
 
 /** What of an object's metadata a rendering reads: identity (owner references), deletion and spec generation. */
-function metaView(o: Node | Declaration): unknown[] {
+function metaView(o: Node | Declaration | Assignment): unknown[] {
   const m = o.metadata;
   return [m.uid, m.generation, m.deletionTimestamp, m.ownerReferences];
 }
@@ -31,4 +32,14 @@ export function declarationRenderInputsChanged(
   if (type !== 'MODIFIED' || !old || old === obj) return true;
   const owners = (d: Declaration) => d.metadata.annotations?.[OWNERS_ANNOTATION];
   return owners(old) !== owners(obj) || !jsonEqual(metaView(old), metaView(obj));
+}
+
+/** Whether an Assignment's change may change its nodes' renderings: not when only its status changed. */
+export function assignmentRenderInputsChanged(
+  type: InformerEventType,
+  obj: Assignment,
+  old: Assignment | undefined,
+): boolean {
+  if (type !== 'MODIFIED' || !old || old === obj) return true;
+  return !jsonEqual(old.spec, obj.spec) || !jsonEqual(metaView(old), metaView(obj));
 }

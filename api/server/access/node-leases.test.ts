@@ -121,6 +121,76 @@ test('a heartbeat that removes or adds a status field is written at once', async
   assert.equal(srv.store.get('nodes', 'a')!.status?.agentVersion, 'v1');
 });
 
+test("a heartbeat's appliedGeneration is absorbed once its Declaration status reports it, and written while it does not", async (t) => {
+  const clock = new FakeClock({ start: Date.parse('2026-01-01T00:00:00Z') });
+  const srv = await serve(t, clock);
+  const created = await srv.request('POST', `${API}/declarations`, {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Declaration',
+    metadata: { name: 'a' },
+    spec: { generation: 3, resources: [] },
+  });
+  assert.equal(created.status, 201, created.text);
+  const report = (applied: number) =>
+    srv.request('PATCH', `${API}/declarations/a/status`, { status: { appliedGeneration: applied } }, MERGE);
+  const applied = (at: number, generation: number) =>
+    httpRequest(
+      { server: srv.url, token: 'tok-a' },
+      'PATCH',
+      `${API}/nodes/a/status`,
+      {
+        status: {
+          controlPlaneLastContact: rfc3339(at),
+          agentVersion: 'v1',
+          declaration: { appliedGeneration: generation },
+        },
+      },
+      MERGE,
+    );
+  assert.equal((await report(2)).status, 200);
+  assert.equal((await applied(clock.now(), 2)).status, 200);
+  const rv = srv.store.get('nodes', 'a')!.metadata.resourceVersion;
+
+  clock.advance(1000);
+  assert.equal((await applied(clock.now(), 3)).status, 200);
+  const unreported = srv.store.get('nodes', 'a')!;
+  assert.notEqual(unreported.metadata.resourceVersion, rv, 'a generation the Declaration does not report is written');
+  assert.equal(unreported.status?.declaration?.appliedGeneration, 3);
+
+  assert.equal(
+    (await srv.request('PATCH', `${API}/nodes/a/status`, { status: { declaration: { appliedGeneration: 2 } } }, MERGE))
+      .status,
+    200,
+  );
+  assert.equal((await report(3)).status, 200);
+  const rv2 = srv.store.resourceVersion();
+  clock.advance(1000);
+  const absorbed = await applied(clock.now(), 3);
+  assert.equal(absorbed.status, 200, absorbed.text);
+  assert.equal(srv.store.resourceVersion(), rv2, 'reported by the Declaration: absorbed, no store write');
+  assert.equal(
+    srv.store.get('nodes', 'a')!.status?.declaration?.appliedGeneration,
+    2,
+    "the Node controller's to raise",
+  );
+
+  clock.advance(1000);
+  await applied(clock.now(), 4);
+  assert.equal(
+    srv.store.get('nodes', 'a')!.status?.declaration?.appliedGeneration,
+    4,
+    'beyond the reported one: written',
+  );
+  await srv.request('PATCH', `${API}/nodes/a/status`, { status: { declaration: { appliedGeneration: 5 } } }, MERGE);
+  clock.advance(1000);
+  await applied(clock.now(), 3);
+  assert.equal(
+    srv.store.get('nodes', 'a')!.status?.declaration?.appliedGeneration,
+    3,
+    'lowering the stored one is written',
+  );
+});
+
 test('listeners hear every heartbeat; the persist interval grows so that at most the maximum rate is persisted', async (t) => {
   const clock = new FakeClock({ start: Date.parse('2026-01-01T00:00:00Z') });
   const srv = await serve(t, clock);
