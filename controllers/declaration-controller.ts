@@ -103,12 +103,11 @@ function sourcesOf(caches: Caches): Source[] {
 
 /**
  * Keys reconciled at once. A change to a module used by every node queues every node: with this many
- * Declaration writes in flight, the store's group commit makes one fdatasync for many of them. A worker waits
- * for its write's commit, so a busy event loop makes a commit cycle long, and the workers set how many
- * Declarations each cycle carries: at N = 5,000, 256 gave an all-nodes change p99 of 8.5–10.2 s where 32 gave
- * 16 s in the run before it (bench/fan-probe.ts, bench/RESULTS.md §9).
+ * Declaration writes in flight, the store's group commit makes one fdatasync for many of them. More is not
+ * faster: 256 made an all-nodes change at N = 1,000 slower (p99 2.1–3.2 s against 1.2–2.3 s, bench/fan-probe.ts
+ * back to back; not analysed further).
  */
-export const DECLARATION_WORKERS = 256;
+export const DECLARATION_WORKERS = 32;
 
 /** The nodes to reconcile when an assignment changed: its node, and every node whose Declaration records it. */
 export function nodesOfAssignment(a: Assignment, declarations: Pick<Informer<Declaration>, 'byIndex'>): string[] {
