@@ -62,6 +62,11 @@ export class StoreEvent implements SerializedWatchEvent {
     this.#objectJson = opts.objectJson;
   }
 
+  /** The object if it is held decoded (not after `dropObject`), without decoding it. */
+  get heldObject(): KubeObject | undefined {
+    return this.#object;
+  }
+
   /** The object (after `dropObject`, decoded again from its JSON, frozen like a stored object). */
   get object(): KubeObject {
     this.#object ??= decode(this.#objectJson as string);

@@ -74,3 +74,33 @@ test('a watch of one name replaying the log sees its object move out of a label 
   );
   assert.equal(events[1].object.metadata.resourceVersion, moved.metadata.resourceVersion);
 });
+
+test("an event that left the log is let go of though its object is still stored, and the object's next change still moves it out of a selector", async (t) => {
+  const { store } = await tempStore(t, { eventLogCapacity: 2 });
+  let first: WeakRef<SerializedWatchEvent> | undefined;
+  const seen: string[] = [];
+  const all = store.watch('nodes', { resourceVersion: store.resourceVersion() }, (e) => {
+    first ??= new WeakRef(e);
+  });
+  const web = store.watch(
+    'nodes',
+    { resourceVersion: store.resourceVersion(), labelSelector: 'app=web' },
+    (e) => void seen.push(`${e.type} ${e.object.metadata?.name} ${e.object.metadata?.labels?.app}`),
+  );
+  const a = await store.create('nodes', node('a', { labels: { app: 'web' } }));
+  await store.create('nodes', node('b'));
+  await store.create('nodes', node('c'));
+  for (let i = 0; i < 3; i++) {
+    await new Promise((r) => setImmediate(r));
+    gc();
+  }
+  await new Promise((r) => setImmediate(r));
+  assert.ok(first, 'the watch saw the first event');
+  assert.equal(first.deref(), undefined, "a's ADDED left the log of 2 and is no longer held");
+  assert.ok(store.get('nodes', 'a'), 'while a is still stored');
+  await store.update('nodes', { ...a, metadata: { ...a.metadata, labels: { app: 'db' } } });
+  await new Promise((r) => setImmediate(r));
+  all.stop();
+  web.stop();
+  assert.deepEqual(seen, ['ADDED a web', 'DELETED a web'], 'the DELETED carries the content it had before');
+});

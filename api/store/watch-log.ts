@@ -39,17 +39,18 @@ export class WatchLog {
     return this.#resumableFrom;
   }
 
-  /** Appends a durable event (rv order), dropping the oldest when full. */
-  push(e: StoreEvent): void {
+  /** Appends a durable event (rv order), dropping the oldest when full; returns the dropped one. */
+  push(e: StoreEvent): StoreEvent | undefined {
     if (this.#size === this.capacity) {
       const dropped = this.#ring[this.#start] as StoreEvent;
       this.#resumableFrom = dropped.rv;
       this.#ring[this.#start] = e;
       this.#start = (this.#start + 1) % this.capacity;
-      return;
+      return dropped;
     }
     this.#ring[(this.#start + this.#size) % this.capacity] = e;
     this.#size++;
+    return undefined;
   }
 
   #at(i: number): StoreEvent {
