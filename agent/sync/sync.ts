@@ -8,7 +8,7 @@
  * written (reporter.compareStored) — not blindly on every return: N agents coming back to a restarted control
  * plane would each rewrite an unchanged status.
  */
-import { realClock, type TimerHandle } from '../../api/meta/clock.ts';
+import { realClock, spreadAround, type TimerHandle } from '../../api/meta/clock.ts';
 import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
 import { startDeclarationWatch, type DeclarationWatch } from './declaration-watch.ts';
 import { createReporter, type Reporter, type ReporterOptions } from './reporter.ts';
@@ -25,6 +25,16 @@ import { createReporter, type Reporter, type ReporterOptions } from './reporter.
  */
 export const AGENT_CONNECTION = { maxConnections: 1, connectTimeoutMs: 120_000, retryJitter: 1 } as const;
 
+/**
+ * Each heartbeat comes up to this part of the interval earlier or later than one interval after the previous one
+ * (uniformly; the mean is the interval). Agents that heartbeat together — all reconnecting after the control plane
+ * restarted, or resumed after a pause — would otherwise stay in step, and the control plane would get the whole
+ * mesh's heartbeats in one burst every interval: ±10 % widens such a burst by up to two seconds (at 10 s) every
+ * interval. A heartbeat is then at most 1.1 intervals after the previous one, well within the default grace period
+ * of four intervals (controllers/node-reachability.ts).
+ */
+export const HEARTBEAT_SPREAD = 0.1;
+
 /** Options of `createSync`. */
 export interface SyncOptions extends ReporterOptions {
   heartbeatIntervalMs: number;
@@ -35,6 +45,8 @@ export interface SyncOptions extends ReporterOptions {
   /** Called for every Declaration seen; decides whether it is new (persist, acknowledge, reconcile). */
   onDeclaration(obj: Declaration): Promise<void>;
   backoff?: { initialMs?: number; maxMs?: number };
+  /** Draws the heartbeats' spread (HEARTBEAT_SPREAD). Default Math.random. */
+  random?: () => number;
   watchIdleTimeoutMs?: number;
 }
 
@@ -50,6 +62,7 @@ export interface Sync {
 export function createSync(opts: SyncOptions): Sync {
   const reporter = createReporter(opts);
   const clock = opts.clock ?? realClock;
+  const random = opts.random ?? Math.random;
   let watch: DeclarationWatch | undefined;
   let timer: TimerHandle | undefined;
   let beating: Promise<void> = Promise.resolve();
@@ -67,7 +80,7 @@ export function createSync(opts: SyncOptions): Sync {
   const tick = (): void => {
     if (stopped) return;
     beating = beat().finally(() => {
-      if (!stopped) timer = clock.setTimeout(tick, opts.heartbeatIntervalMs);
+      if (!stopped) timer = clock.setTimeout(tick, spreadAround(opts.heartbeatIntervalMs, HEARTBEAT_SPREAD, random));
     });
   };
 

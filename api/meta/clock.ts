@@ -65,6 +65,11 @@ export function jittered(delayMs: number, jitter: number, random: () => number =
   return delayMs * (1 - jitter * random());
 }
 
+/** `delayMs` moved by a random part of at most `spread` of it, earlier or later: uniform in `[d(1 - s), d(1 + s)]`, mean d. */
+export function spreadAround(delayMs: number, spread: number, random: () => number = Math.random): number {
+  return delayMs * (1 - spread + 2 * spread * random());
+}
+
 /**
  * Exponential backoff delays: `baseMs * 2^n` after n failures, capped at `maxMs`, optionally jittered
  * (BackoffOptions.jitter); `reset()` after progress.
