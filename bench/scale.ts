@@ -4,7 +4,8 @@
  * the bulk fixture (bench/lib/scale-fixture.ts), agents in 3 processes (bench/lib/scale-worker.ts) doing what
  * mesh-agent does on the wire, and then: control-plane CPU idle (N nodes stored, no agent yet) and while the
  * agents only heartbeat; RSS; a change to one Module assigned to every node until every node reported it applied;
- * one node's change until applied; `meshctl get nodes` and `meshctl get nodes <one>`; and the thundering herd —
+ * one node's change until applied; `meshctl get nodes` and `meshctl get nodes <one>`; CPU with the agents' processes
+ * stopped (the floor); and the thundering herd —
  * SIGKILL, restart, time until every Node is Reachable with a heartbeat since the kill. Throughout, the
  * control plane's RSS (anon/file), V8 heap and CPU are sampled every second by phase (lib/scale-memory.ts).
  * Run alone: `node --import tsx bench/scale.ts` prints the markdown section.
@@ -165,8 +166,6 @@ async function measureN(n: number): Promise<ScaleRow> {
     const heartbeatCpu = await cpuPercent(mesh.cp.pid, CPU_WINDOW_MS);
     const rates = ratesBetween(counted, await requestCounts(client), (performance.now() - t0) / 1000);
     const steadyRss = memoryOf(mesh.cp.pid).rssMiB;
-    memory.phase('agents stopped (floor)');
-    const floorCpu = await agentsStoppedCpu(mesh, FLOOR_MS);
     memory.phase('all-nodes change');
     const fan = await fanout(client, tracker, stored, n);
     memory.phase("one node's change");
@@ -186,6 +185,10 @@ async function measureN(n: number): Promise<ScaleRow> {
     for (let i = 0; i < 3; i++) getAll.push(await timed(['get', 'nodes'], (o) => o.split('\n').length > n));
     const getOne: number[] = [];
     for (let i = 0; i < 5; i++) getOne.push(await timed(['get', 'nodes', one], (o) => o.includes(one)));
+    // The floor comes last before the herd: stopping and resuming the agents puts their heartbeats in step (every
+    // overdue timer fires at SIGCONT), and a change measured after it met the whole mesh's heartbeats in bursts.
+    memory.phase('agents stopped (floor)');
+    const floorCpu = await agentsStoppedCpu(mesh, FLOOR_MS);
     const peakBeforeKill = memoryOf(mesh.cp.pid).hwmMiB;
     tracker.close();
     client.close();
