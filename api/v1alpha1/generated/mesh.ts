@@ -75,7 +75,7 @@ export type MeshSpec = {
     dir?: string;
   };
   /**
-   * How often agents report to the control plane; default 10s.
+   * How often agents report to the control plane; default 10s. Each heartbeat comes up to 10% of it earlier or later, at random, so that agents do not stay in step.
    */
   heartbeatInterval?: string;
   /**
