@@ -5,6 +5,8 @@
  * resource from the journal. Prints the differences per node. Run: `N=1000 ROUNDS=4 LOGS=3600000 node --import tsx
  * bench/fan-probe.ts` (LOGS: the agents' log interval, ms; SCALE_CP_NODE_ARGS as for bench/scale.ts: the
  * `window-us` lines bound each change window in the CPU profile's clock; with `--trace-gc`, each window's GC pauses).
+ * Per change it also prints when the nodes' Declarations reached the admin watch re-rendered (`written`), reported
+ * applied (`applied`) and their Assignments Applied (`assigned`), as percentiles from the update.
  */
 import { performance } from 'node:perf_hooks';
 import { createClient } from '../api/client/http-client.ts';
@@ -47,7 +49,16 @@ async function window(change: boolean, round: number, tracker: RoundTracker, sto
     const done = tracker.expect(round, 120_000);
     const upd = await client.update('modules', fanoutModule(round, stored.rv));
     stored.rv = rvOf(upd);
-    appliedMs = [...(await done).applied.values()].map((t) => t - t0);
+    const marks = await done;
+    appliedMs = [...marks.applied.values()].map((t) => t - t0);
+    const wr = [...marks.written.values()].map((t) => t - t0).sort((a, b) => a - b);
+    const asg = [...marks.assigned.values()].map((t) => t - t0).sort((a, b) => a - b);
+    const q = (a: number[], f: number) => a[Math.floor(a.length * f)]?.toFixed(0);
+    process.stdout.write(
+      `  written p10 ${q(wr, 0.1)} p50 ${q(wr, 0.5)} p90 ${q(wr, 0.9)} p99 ${q(wr, 0.99)}; assigned p50 ${q(asg, 0.5)} p99 ${q(asg, 0.99)}\n`,
+    );
+    const ap = [...appliedMs].sort((a, b) => a - b);
+    process.stdout.write(`  applied p10 ${q(ap, 0.1)} p50 ${q(ap, 0.5)} p90 ${q(ap, 0.9)} p99 ${q(ap, 0.99)}\n`);
   }
   await sleep(Math.max(0, W - (performance.now() - t0)));
   const cpu = cpuSecondsOf(mesh.cp.pid) - c0;
