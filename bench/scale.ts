@@ -38,6 +38,7 @@ import {
   timeMeshctl,
   waitAllBack,
   waitFirstLogs,
+  waitNodesSettled,
   waitOverlayAddresses,
   waitSoloApplied,
 } from './lib/scale-probes.ts';
@@ -168,6 +169,11 @@ async function measureN(n: number): Promise<ScaleRow> {
     const steadyRss = memoryOf(mesh.cp.pid).rssMiB;
     memory.phase('all-nodes change');
     const fan = await fanout(client, tracker, stored, n);
+    // One node's change is measured on a settled mesh, not while the Node controller still writes the statuses
+    // of the all-nodes change (at N = 5,000 some 15 s of writes after the last node applied it).
+    await waitNodesSettled(client, within(120_000)).catch((e: unknown) => {
+      problems.push(`Node statuses after the all-nodes change: ${(e as Error).message}`);
+    });
     memory.phase("one node's change");
     const soloMs = await solo(client, soloStored).catch((e: unknown) => {
       problems.push(`one node's change: ${(e as Error).message}`);

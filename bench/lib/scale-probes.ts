@@ -210,6 +210,28 @@ export async function waitAllBack(client: Client, sinceMs: number, t0: number, t
  * Waits until every Node has its overlay address (the overlay controller gives the fixture's N Nodes theirs one at a
  * time after the start: one-time work that must not be counted as the heartbeat's); resolves with the ms it took.
  */
+/**
+ * Waits until every Node's status shows its Declaration applied (`declaration.appliedGeneration` equal to
+ * `desiredGeneration`): the Node controller writes those after a change, at N = 5,000 for some 15 s after the
+ * last agent applied it. Returns the ms waited.
+ */
+export async function waitNodesSettled(client: Client, timeoutMs: number): Promise<number> {
+  const t0 = performance.now();
+  for (;;) {
+    const nodes = (await client.list('nodes')).items;
+    const behind = nodes.filter((n) => {
+      const d = n.status?.declaration;
+      return d?.desiredGeneration === undefined || d.appliedGeneration !== d.desiredGeneration;
+    }).length;
+    if (behind === 0) return performance.now() - t0;
+    if (performance.now() - t0 > timeoutMs)
+      throw new Error(
+        `${behind} of ${nodes.length} Nodes did not show their Declaration applied after ${timeoutMs} ms`,
+      );
+    await sleep(2000);
+  }
+}
+
 export async function waitOverlayAddresses(client: Client, timeoutMs: number): Promise<number> {
   const t0 = performance.now();
   for (;;) {
