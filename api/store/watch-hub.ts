@@ -121,7 +121,7 @@ export class WatchHub {
    * An event that left the log is no longer the one to supersede when its object changes next: nothing reads it
    * again (a watcher reads `prev` only while delivering, from the log or at publish), and held as its object's
    * latest event it would keep its JSON and its previous version's alive as long as the object is stored (at
-   * N = 5,000, ~18,000 such events held ~25 MiB of JSON). The object's next event then keeps `prev` as the
+   * N = 5,000, ~18,000 such events held ~23 MiB of JSON). The object's next event then keeps `prev` as the
    * stored object it was, which shares what did not change with the new one (frozen.ts).
    */
   #leftLog(e: StoreEvent): void {
