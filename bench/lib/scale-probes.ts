@@ -207,41 +207,45 @@ export async function waitAllBack(client: Client, sinceMs: number, t0: number, t
 }
 
 /**
- * Waits until every Node has its overlay address (the overlay controller gives the fixture's N Nodes theirs one at a
- * time after the start: one-time work that must not be counted as the heartbeat's); resolves with the ms it took.
+ * Polls the Nodes every `everyMs` until none is `lacking`; resolves with the ms it took, or throws after
+ * `timeoutMs` saying how many Nodes `what` (e.g. "had no overlay address").
  */
+async function waitEveryNode(
+  client: Client,
+  lacking: (n: Node) => boolean,
+  opts: { timeoutMs: number; everyMs: number; what: string },
+): Promise<number> {
+  const t0 = performance.now();
+  for (;;) {
+    const nodes = (await client.list('nodes')).items;
+    const missing = nodes.filter(lacking).length;
+    if (missing === 0) return performance.now() - t0;
+    if (performance.now() - t0 > opts.timeoutMs)
+      throw new Error(`${missing} of ${nodes.length} Nodes ${opts.what} after ${opts.timeoutMs} ms`);
+    await sleep(opts.everyMs);
+  }
+}
+
 /**
  * Waits until every Node's status shows its Declaration applied (`declaration.appliedGeneration` equal to
  * `desiredGeneration`): the Node controller writes those after a change, at N = 5,000 for some 15 s after the
  * last agent applied it. Returns the ms waited.
  */
-export async function waitNodesSettled(client: Client, timeoutMs: number): Promise<number> {
-  const t0 = performance.now();
-  for (;;) {
-    const nodes = (await client.list('nodes')).items;
-    const behind = nodes.filter((n) => {
-      const d = n.status?.declaration;
-      return d?.desiredGeneration === undefined || d.appliedGeneration !== d.desiredGeneration;
-    }).length;
-    if (behind === 0) return performance.now() - t0;
-    if (performance.now() - t0 > timeoutMs)
-      throw new Error(
-        `${behind} of ${nodes.length} Nodes did not show their Declaration applied after ${timeoutMs} ms`,
-      );
-    await sleep(2000);
-  }
+export function waitNodesSettled(client: Client, timeoutMs: number): Promise<number> {
+  const behind = (n: Node): boolean => {
+    const d = n.status?.declaration;
+    return d?.desiredGeneration === undefined || d.appliedGeneration !== d.desiredGeneration;
+  };
+  return waitEveryNode(client, behind, { timeoutMs, everyMs: 2000, what: 'did not show their Declaration applied' });
 }
 
-export async function waitOverlayAddresses(client: Client, timeoutMs: number): Promise<number> {
-  const t0 = performance.now();
-  for (;;) {
-    const nodes = (await client.list('nodes')).items;
-    const missing = nodes.filter((n) => !n.status?.overlay?.address).length;
-    if (missing === 0) return performance.now() - t0;
-    if (performance.now() - t0 > timeoutMs)
-      throw new Error(`${missing} of ${nodes.length} Nodes had no overlay address after ${timeoutMs} ms`);
-    await sleep(5000);
-  }
+/**
+ * Waits until every Node has its overlay address (the overlay controller gives the fixture's N Nodes theirs one at a
+ * time after the start: one-time work that must not be counted as the heartbeat's); resolves with the ms it took.
+ */
+export function waitOverlayAddresses(client: Client, timeoutMs: number): Promise<number> {
+  const lacking = (n: Node): boolean => !n.status?.overlay?.address;
+  return waitEveryNode(client, lacking, { timeoutMs, everyMs: 5000, what: 'had no overlay address' });
 }
 
 /**
