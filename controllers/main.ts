@@ -54,8 +54,9 @@ archive into the new data directory DIR (restore-command.ts), then serves it on 
   --restore           serve a store that declares another node anyway: an explicit restore onto this
                       node, which then declares this node (and logs it)
   --insecure-http     serve plain HTTP instead of HTTPS (loopback addresses only; for development)
-  --max-requests-inflight N   requests (not watches) served at once, a quarter of them per client; more get
-                              429 with Retry-After (default 400, as kube-apiserver)
+  --max-requests-inflight N   requests (not watches) served at once, a quarter of them per client (default 400,
+                              as kube-apiserver); more wait for a slot (up to 10,000, 15 s each), then get 429
+                              with Retry-After
   --max-watches-per-client N  watches one client (the admin, one node) may hold open; more get 429 (default 100)
   --admin-config MESHCONFIG   restore: keep the admin token of this meshconfig (checked against the backup);
                               without it the restored control plane makes a new admin token

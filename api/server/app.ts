@@ -165,19 +165,34 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
     return undefined;
   }
   if (route?.type === 'join' && cfg.join) {
-    cfg.limiter.admit(res, 'anonymous', false);
-    return serveJoin(cfg.join, route.endpoint, req, res, method);
+    const join = cfg.join;
+    return once(cfg.limiter.admit(res, 'anonymous', false), () => serveJoin(join, route.endpoint, req, res, method));
   }
   if (cfg.ui && isUiPath(url.pathname)) {
-    cfg.limiter.admit(res, 'anonymous', false);
-    return cfg.ui.serve(req, res, url);
+    const ui = cfg.ui;
+    return once(cfg.limiter.admit(res, 'anonymous', false), () => ui.serve(req, res, url));
   }
   const identity = cfg.authenticate(req);
   if (!identity) throw unauthorized();
   const held = longRunning(route, url);
   cfg.metrics.request(identity.kind, method, routeLabel(route, held));
   if (route?.type === 'metrics') return serveMetrics(cfg, identity, res, method, url);
-  cfg.limiter.admit(res, clientKey(identity), held, identity.kind === 'admin');
+  const admitted = cfg.limiter.admit(res, clientKey(identity), held, identity.kind === 'admin');
+  return once(admitted, () => serveAdmitted(cfg, { req, res, url, method }, identity, route));
+}
+
+/** Runs `serve` at once, or once the in-flight limiter took a slot for the request (`admitted`). */
+function once(admitted: Promise<void> | undefined, serve: () => Promise<void> | undefined): Promise<void> | undefined {
+  return admitted ? admitted.then(serve) : serve();
+}
+
+/** Serves an authenticated request that holds its in-flight slot. */
+function serveAdmitted(
+  cfg: AppConfig,
+  { req, res, url, method }: Call,
+  identity: Identity,
+  route: Exclude<Route, { type: 'health' | 'metrics' }> | undefined,
+): Promise<void> | undefined {
   if (!route || route.type === 'join') throw notFoundPath();
   if (route.type === 'logs') return serveLogs(cfg, { req, res, url, method, identity, node: route.node });
   if (route.type === 'certificate') {

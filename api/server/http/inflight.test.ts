@@ -4,19 +4,27 @@ import { request, type ClientRequest } from 'node:http';
 import { openStream, type EventStream } from '../../../test/harness.ts';
 import { eventually } from '../../../test/eventually.ts';
 import { serverSuite } from '../../../test/server-suite.ts';
+import { startServer } from '../../../test/harness.ts';
 
 const NODE = { authorization: 'Bearer tok-a' };
 const s = serverSuite({
   insecure: true,
   tokens: { 'tok-a': { kind: 'node', name: 'a' }, 'tok-b': { kind: 'node', name: 'b' } },
   authorize: () => undefined,
-  inflight: { maxRequestsInflight: 3, maxRequestsInflightPerClient: 2, maxWatchesPerClient: 2, retryAfterSeconds: 2 },
+  // No wait queue: a request over the total is refused at once (the queue: below, and inflight-queue.test.ts).
+  inflight: {
+    maxRequestsInflight: 3,
+    maxRequestsInflightPerClient: 2,
+    maxWatchesPerClient: 2,
+    maxRequestsQueued: 0,
+    retryAfterSeconds: 2,
+  },
 });
 const NODES = '/apis/meshctl.dev/v1alpha1/nodes';
 
 /** A POST whose body never comes: it holds its in-flight slot until destroyed (the admin's, or `token`'s). */
-function stalledPost(token = s.server.adminToken): ClientRequest {
-  const u = new URL(NODES, s.server.url);
+function stalledPost(token = s.server.adminToken, url = s.server.url): ClientRequest {
+  const u = new URL(NODES, url);
   const r = request({
     hostname: u.hostname,
     port: u.port,
@@ -89,4 +97,54 @@ test("the admin's requests are not counted in the total nor refused by it (only 
   await eventually(async () => assert.equal(await again(), 200, "the admin's requests took no node's slot"));
   for (const r of [...held, ...admin]) r.destroy();
   await eventually(async () => assert.equal(s.server.app.stats().requestsInflight, 0, 'all released'));
+});
+
+test('over the total, a request waits for a slot; over the queue or its wait, 429', async () => {
+  const q = await startServer({
+    insecure: true,
+    tokens: { 'tok-a': { kind: 'node', name: 'a' }, 'tok-b': { kind: 'node', name: 'b' } },
+    authorize: () => undefined,
+    inflight: { maxRequestsInflight: 2, maxRequestsQueued: 1, maxQueueWaitMs: 60_000 },
+  });
+  try {
+    const held = [stalledPost('tok-a', q.url), stalledPost('tok-a', q.url)];
+    await eventually(async () => assert.equal(q.app.stats().requestsInflight, 2, 'both held'));
+    const waiting = q.request('GET', NODES, undefined, { authorization: 'Bearer tok-b' });
+    await eventually(async () => assert.equal(q.app.stats().requestsQueued, 1, 'the third waits'));
+    const metrics = (await q.request('GET', '/metrics')).text;
+    assert.match(metrics, /^meshctl_apiserver_current_inqueue_requests 1$/m, 'the admin reads the queue at once');
+    const full = await q.request('GET', NODES, undefined, { authorization: 'Bearer tok-b' });
+    assert.equal(full.status, 429, 'the queue is full');
+    assert.match(full.json.message, /too many requests in flight/);
+    held[0].destroy();
+    assert.equal((await waiting).status, 200, 'served once a slot freed');
+    assert.equal(q.app.stats().requestsQueued, 0);
+    held[1].destroy();
+    await eventually(async () => assert.equal(q.app.stats().requestsInflight, 0, 'all released'));
+  } finally {
+    await q.stop();
+  }
+});
+
+test('a request that waited the longest wait for a slot gets 429 with Retry-After', async () => {
+  const q = await startServer({
+    insecure: true,
+    tokens: { 'tok-a': { kind: 'node', name: 'a' } },
+    authorize: () => undefined,
+    inflight: { maxRequestsInflight: 1, maxQueueWaitMs: 200, retryAfterSeconds: 3 },
+  });
+  try {
+    const held = stalledPost('tok-a', q.url);
+    await eventually(async () => assert.equal(q.app.stats().requestsInflight, 1, 'held'));
+    assert.equal((await q.request('GET', NODES)).status, 200, 'the admin does not wait: not counted in the total');
+    const node = await q.request('GET', NODES, undefined, { authorization: 'Bearer tok-a' });
+    assert.equal(node.status, 429);
+    assert.equal(node.headers['retry-after'], '3');
+    assert.match(node.json.message, /waited 200 ms/);
+    assert.equal(q.app.stats().requestsQueued, 0);
+    held.destroy();
+    await eventually(async () => assert.equal(q.app.stats().requestsInflight, 0, 'released'));
+  } finally {
+    await q.stop();
+  }
 });

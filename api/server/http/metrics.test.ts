@@ -95,6 +95,7 @@ test('each limit that refuses a request is counted under its reason; gauges show
     assert.equal(rejected(text, codes[limit] ?? 429, limit), 1, `${limit} counted once:\n${text}`);
   assert.match(text, /^# TYPE meshctl_apiserver_rejected_requests_total counter$/m);
   assert.equal(sample(text, 'meshctl_apiserver_current_inflight_requests'), 0);
+  assert.equal(sample(text, 'meshctl_apiserver_current_inqueue_requests'), 0);
   const watch = await openStream(srv.config, `${API}/nodes?watch=1`);
   const during = (await srv.request('GET', '/metrics')).text;
   watch.close();

@@ -34,6 +34,7 @@ const LIMITS: Record<LimitName, number> = {
 /** The gauges, read when scraped. */
 export interface MetricGauges {
   requestsInflight: number;
+  requestsQueued: number;
   watchesOpen: number;
 }
 
@@ -72,6 +73,12 @@ export class ApiServerMetrics {
       metricFamily('meshctl_apiserver_current_inflight_requests', 'gauge', 'Short requests being served.', [
         ['', gauges.requestsInflight],
       ]),
+      metricFamily(
+        'meshctl_apiserver_current_inqueue_requests',
+        'gauge',
+        'Short requests waiting for an in-flight slot.',
+        [['', gauges.requestsQueued]],
+      ),
       metricFamily('meshctl_apiserver_open_watches', 'gauge', 'Watches and followed logs open.', [
         ['', gauges.watchesOpen],
       ]),
