@@ -2,7 +2,8 @@
  * api/client/http1.ts over TLS, against a TLS server with the control plane's own certificates (made by the real
  * first-start code; api/client's tests may not import api/server, so this test lives here).
  */
-import { test } from 'node:test';
+import { mock, test } from 'node:test';
+import { createRequire } from 'node:module';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,6 +36,33 @@ test('over TLS: the server is verified against the CA, and a new connection resu
   } finally {
     client.close();
     stranger.close();
+    await new Promise((r) => server.close(r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('connections verified against the same CA share one TLS context, made at the first', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'meshctl-http1-'));
+  const files = await ensureControlPlaneFiles({ dataDir: dir, listenHost: '127.0.0.1' });
+  const server = createTlsServer({ cert: files.serving.certPem, key: files.serving.keyPem }, (socket: TLSSocket) => {
+    socket.on('data', () => void socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  const opts = { protocol: 'https:', hostname: '127.0.0.1', port, timeoutMs: 5000, ca: files.ca.certPem };
+  // The module object node:tls's own connect() calls createSecureContext on when given no context.
+  const tls = createRequire(import.meta.url)('node:tls') as typeof import('node:tls');
+  const made = mock.method(tls, 'createSecureContext');
+  const clients = [new Http1Client(opts), new Http1Client(opts)];
+  try {
+    for (const client of [...clients, ...clients]) {
+      assert.equal((await client.request(GET)).body, 'ok');
+      client.close(); // the next request opens a new connection
+    }
+    assert.equal(made.mock.callCount(), 1, 'one context for four connections of two clients');
+  } finally {
+    made.mock.restore();
+    for (const c of clients) c.close();
     await new Promise((r) => server.close(r));
     rmSync(dir, { recursive: true, force: true });
   }

@@ -7,6 +7,7 @@
  */
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
+import type { SecureContext } from 'node:tls';
 import type { Http1Options } from './http1.ts';
 
 /** Loads a built-in module when first needed (a static import would load it at start-up, also for `--help`). */
@@ -32,6 +33,23 @@ export function connectUnix(path: string, timeoutMs: number): Promise<Socket> {
   });
 }
 
+/**
+ * The TLS context of the connections verified against `ca` (undefined: Node's roots), made once per CA and
+ * shared: `tls.connect({ ca })` would parse the CA and build a context at every connection (about 0.5 ms), and
+ * an agent that cannot reach the control plane connects again and again (heartbeats, its watch, log batches).
+ * When 5,000 simulated agents reconnected to a restarted control plane, making contexts took about a sixth of
+ * their CPU (bench/herd-probe.ts).
+ */
+const contexts = new Map<string | undefined, SecureContext>();
+export function secureContextFor(ca: string | undefined): SecureContext {
+  let ctx = contexts.get(ca);
+  if (!ctx) {
+    ctx = tls().createSecureContext(ca ? { ca } : {});
+    contexts.set(ca, ctx);
+  }
+  return ctx;
+}
+
 /** Opens a TLS connection verified against the CA (or Node's roots) and resolves once the handshake is done. */
 export function connectTls(
   o: Http1Options,
@@ -45,7 +63,7 @@ export function connectTls(
       session,
       // As node:https does: SNI only for names, never for IP addresses.
       ...(net().isIP(o.hostname) ? {} : { servername: o.hostname }),
-      ...(o.ca ? { ca: o.ca } : {}),
+      secureContext: secureContextFor(o.ca),
     });
     const ms = o.connectTimeoutMs ?? o.timeoutMs;
     const onTimeout = (): void =>
