@@ -2,8 +2,11 @@
  * Probe (issue 14): the herd at N agents, accounted. After round 0 is applied and the agents heartbeat, SIGKILL
  * and restart the control plane; then, until every Node is back (as bench/scale.ts judges it), the restarted
  * process's CPU-seconds (start-up included), its requests by (client, verb, resource) and its store writes by
- * resource, and its CPU-seconds every 2 s. Run: `N=1000 node --import tsx bench/herd-probe.ts` (more than 1,000
- * agents under the machine's bench lock).
+ * resource, and every 2 s its CPU-seconds, the agents' worker processes' and what its /metrics says (requests in
+ * flight and waiting, watches, the agents' requests by kind). Run: `N=1000 node --import tsx bench/herd-probe.ts`
+ * (more than 1,000 agents under the machine's bench lock); SCALE_CP_NODE_ARGS and SCALE_WORKER_NODE_ARGS pass more
+ * flags to the control plane and to the workers (e.g. `--cpu-prof --cpu-prof-dir=DIR`: the workers write theirs
+ * when they stop).
  */
 import { performance } from 'node:perf_hooks';
 import { createClient } from '../api/client/http-client.ts';
@@ -36,9 +39,17 @@ try {
   const serving = performance.now() - t0;
   const servingCpu = cpuSecondsOf(mesh.cp.pid);
   client = createClient(mesh.cp.config);
-  const timeline: string[] = [];
+  const timeline: Array<[number, string]> = [];
+  // Every 2 s: its CPU-seconds and the agents' worker processes', then (when /metrics answers, which may take a
+  // while) requests in flight, waiting and open watches, and the agents' requests so far by kind.
   const tick = setInterval(() => {
-    timeline.push(`${((performance.now() - t0) / 1000).toFixed(1)}s cpu ${cpuSecondsOf(mesh.cp.pid).toFixed(1)}`);
+    const at = performance.now() - t0;
+    const cpu = [mesh.cp.pid, ...mesh.workerPids()].map((p) => cpuSecondsOf(p).toFixed(1));
+    const line = `${(at / 1000).toFixed(1)}s cpu ${cpu[0]} workers ${cpu.slice(1).join('/')}`;
+    void httpRequest(mesh.cp.config, 'GET', '/metrics').then(
+      (r) => timeline.push([at, `${line} | ${gauges(r.text)}`]),
+      () => timeline.push([at, `${line} | no /metrics`]),
+    );
   }, 2000);
   const back = await waitAllBack(client, killedAt, t0, 180_000);
   clearInterval(tick);
@@ -54,7 +65,7 @@ try {
   const out = [
     `serving ${(serving / 1000).toFixed(1)} s; all back ${allMs} s; 99% ${ms99} s; cpu ${cpu.toFixed(2)} s (${servingCpu.toFixed(2)} s of it until serving)`,
   ];
-  out.push(...timeline);
+  out.push(...timeline.sort((a, b) => a[0] - b[0]).map(([, line]) => line));
   for (const m of text.matchAll(/^meshctl_apiserver_(?:requests|rejected_requests)_total(\{[^}]*\}) (\d+)$/gm))
     out.push(`  req ${m[1]} ${m[2]} per node ${(Number(m[2]) / N).toFixed(2)}`);
   for (const [k, v] of writes) out.push(`  write ${k} ${v} per node ${(v / N).toFixed(2)}`);
@@ -62,4 +73,28 @@ try {
 } finally {
   client.close();
   await mesh.stop();
+}
+
+/** The gauges and the agents' request counts of a /metrics text, for the timeline. */
+function gauges(text: string): string {
+  const gauge = (name: string): string => new RegExp(`^meshctl_apiserver_${name} (\\d+)`, 'm').exec(text)?.[1] ?? '?';
+  const kinds = [
+    'PATCH nodes/status',
+    'PATCH declarations/status',
+    'POST logs',
+    'POST events',
+    'GET declarations/watch',
+  ];
+  const count = (kind: string): string => {
+    const [verb, resource] = kind.split(' ');
+    const labels = `{client="node",verb="${verb}",resource="${resource}"}`;
+    return (
+      text
+        .split('\n')
+        .find((l) => l.startsWith(`meshctl_apiserver_requests_total${labels} `))
+        ?.split(' ')[1] ?? '0'
+    );
+  };
+  const counts = kinds.map((k) => `${k} ${count(k)}`).join(', ');
+  return `inflight ${gauge('current_inflight_requests')} queued ${gauge('current_inqueue_requests')} watches ${gauge('open_watches')}; ${counts}`;
 }

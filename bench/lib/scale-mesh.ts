@@ -77,8 +77,9 @@ export async function startScaleMesh(opts: ScaleMeshOptions): Promise<ScaleMesh>
         };
         const file = join(dataDir, `worker-${w}.json`);
         writeFileSync(file, JSON.stringify(input));
+        // SCALE_WORKER_NODE_ARGS: more Node flags for the workers (e.g. a CPU profile, written when they stop).
         const child = fork(WORKER, [file], {
-          execArgv: ['--import', 'tsx'],
+          execArgv: ['--import', 'tsx', ...(process.env.SCALE_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? [])],
           stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
         });
         child.on('message', (m) => reports.set(w, m as ScaleWorkerReport));
