@@ -185,3 +185,28 @@ test('stop waits for the reconcile in flight and starts no new ones', async () =
     'b was not started after stop',
   );
 });
+
+test('workers let the event loop run between keys, also when no reconcile waits for I/O', async () => {
+  let reconciled = 0;
+  const queue = new WorkQueue({ clock: new FakeClock() });
+  const c = createController({
+    name: 'busy',
+    queue,
+    workers: 4,
+    reconciler: { reconcile: async () => void reconciled++ },
+    logger: memoryLogger(),
+  });
+  for (let i = 0; i < 10_000; i++) queue.add(`k${i}`);
+  // An I/O callback (a connection, a request) queued before the keys are taken must not wait for all of them.
+  const ioTurn = new Promise<number>((resolve) => setImmediate(() => resolve(reconciled)));
+  c.start();
+  const atIo = await ioTurn;
+  assert.ok(atIo < 10_000, `the event loop turned after ${atIo} of 10,000 reconciles`);
+  await settleUntil(() => reconciled === 10_000);
+  await c.stop();
+});
+
+/** Waits, turn by turn of the event loop, until `done()` holds. */
+async function settleUntil(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((r) => setImmediate(r));
+}
