@@ -166,11 +166,13 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
   }
   if (route?.type === 'join' && cfg.join) {
     const join = cfg.join;
-    return once(cfg.limiter.admit(res, 'anonymous', false), () => serveJoin(join, route.endpoint, req, res, method));
+    return whenAdmitted(cfg.limiter.admit(res, 'anonymous', false), () =>
+      serveJoin(join, route.endpoint, req, res, method),
+    );
   }
   if (cfg.ui && isUiPath(url.pathname)) {
     const ui = cfg.ui;
-    return once(cfg.limiter.admit(res, 'anonymous', false), () => ui.serve(req, res, url));
+    return whenAdmitted(cfg.limiter.admit(res, 'anonymous', false), () => ui.serve(req, res, url));
   }
   const identity = cfg.authenticate(req);
   if (!identity) throw unauthorized();
@@ -178,11 +180,14 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
   cfg.metrics.request(identity.kind, method, routeLabel(route, held));
   if (route?.type === 'metrics') return serveMetrics(cfg, identity, res, method, url);
   const admitted = cfg.limiter.admit(res, clientKey(identity), held, identity.kind === 'admin');
-  return once(admitted, () => serveAdmitted(cfg, { req, res, url, method }, identity, route));
+  return whenAdmitted(admitted, () => serveAdmitted(cfg, { req, res, url, method }, identity, route));
 }
 
 /** Runs `serve` at once, or once the in-flight limiter took a slot for the request (`admitted`). */
-function once(admitted: Promise<void> | undefined, serve: () => Promise<void> | undefined): Promise<void> | undefined {
+function whenAdmitted(
+  admitted: Promise<void> | undefined,
+  serve: () => Promise<void> | undefined,
+): Promise<void> | undefined {
   return admitted ? admitted.then(serve) : serve();
 }
 
