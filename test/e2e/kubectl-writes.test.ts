@@ -4,7 +4,7 @@
 // with an unknown field — checking what a user sees.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, type TestServer } from '../harness.ts';
@@ -167,8 +167,13 @@ test('kubectl patch --type=merge|json, label, annotate, edit', { skip }, async (
   const typo = join(work, 'typo-editor.sh');
   writeFileSync(typo, '#!/bin/sh\nsed -i "s/site: edited/site: x\\n  zone: eu/" "$1"\n');
   chmodSync(typo, 0o755);
-  const bad = await runKubectl(srv, work, ['edit', 'node', 'kw-p'], { EDITOR: typo, KUBE_EDITOR: typo });
+  // kubectl keeps a refused edit in a file in TMPDIR: the test's own directory, not /tmp.
+  const bad = await runKubectl(srv, work, ['edit', 'node', 'kw-p'], { EDITOR: typo, KUBE_EDITOR: typo, TMPDIR: work });
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /strict decoding error: unknown field "spec\.zone"/);
+  assert.ok(
+    readdirSync(work).some((f) => f.startsWith('kubectl-edit-')),
+    bad.stderr,
+  );
   assert.equal(await site('kw-p'), 'edited');
 });
