@@ -5,6 +5,7 @@ import { WorkQueue } from '../../api/client/work-queue.ts';
 import { createController, TerminalError, type Reconciler, type Result } from './controller.ts';
 import type { Logger, LogFields } from '../../api/meta/logger.ts';
 import { ApiError } from '../../api/meta/api-error.ts';
+import { eventually } from '../../test/eventually.ts';
 
 /** A logger that keeps what it was told, so tests can read it. */
 function memoryLogger(): Logger & { lines: Array<{ level: string; msg: string; fields?: LogFields }> } {
@@ -202,11 +203,6 @@ test('workers let the event loop run between keys, also when no reconcile waits 
   c.start();
   const atIo = await ioTurn;
   assert.ok(atIo < 10_000, `the event loop turned after ${atIo} of 10,000 reconciles`);
-  await settleUntil(() => reconciled === 10_000);
+  await eventually(async () => assert.equal(reconciled, 10_000, 'every key reconciled'));
   await c.stop();
 });
-
-/** Waits, turn by turn of the event loop, until `done()` holds. */
-async function settleUntil(done: () => boolean): Promise<void> {
-  while (!done()) await new Promise((r) => setImmediate(r));
-}
