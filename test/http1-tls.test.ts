@@ -1,5 +1,5 @@
 /**
- * api/client/http1.ts over TLS, against a TLS server with the control plane's own certificates (made by the real
+ * api/client/http1.ts (and the streams of http-transport.ts) over TLS, against a TLS server with the control plane's own certificates (made by the real
  * first-start code; api/client's tests may not import api/server, so this test lives here).
  */
 import { mock, test } from 'node:test';
@@ -8,8 +8,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import { Http1Client } from '../api/client/http1.ts';
+import { HttpTransport } from '../api/client/http-transport.ts';
 import { ensureControlPlaneFiles } from '../api/server/pki/first-start.ts';
 
 const GET = { method: 'GET', path: '/x', headers: { accept: 'application/json' } };
@@ -63,6 +65,37 @@ test('connections verified against the same CA share one TLS context, made at th
   } finally {
     made.mock.restore();
     for (const c of clients) c.close();
+    await new Promise((r) => server.close(r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('streams (watches, log batches) over node:https share the one TLS context of their CA too', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'meshctl-http1-'));
+  const files = await ensureControlPlaneFiles({ dataDir: dir, listenHost: '127.0.0.1' });
+  // Every answer closes its connection, so that each stream opens a new one.
+  const server = createHttpsServer({ cert: files.serving.certPem, key: files.serving.keyPem }, (_req, res) =>
+    res.writeHead(200, { connection: 'close', 'content-type': 'application/json' }).end('{}'),
+  );
+  let connections = 0;
+  server.on('secureConnection', () => connections++);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  const config = { server: `https://127.0.0.1:${port}`, caData: files.ca.certPem, token: 't' };
+  const tls = createRequire(import.meta.url)('node:tls') as typeof import('node:tls');
+  const made = mock.method(tls, 'createSecureContext');
+  const transports = [new HttpTransport({ config }), new HttpTransport({ config })];
+  try {
+    for (const transport of [...transports, ...transports]) {
+      const res = await transport.send({ method: 'GET', path: '/watch', stream: true });
+      res.resume();
+      await new Promise((r) => res.on('end', r));
+    }
+    assert.equal(connections, 4);
+    assert.equal(made.mock.callCount(), 1, 'one context for four connections of two transports');
+  } finally {
+    made.mock.restore();
+    for (const t of transports) t.close();
     await new Promise((r) => server.close(r));
     rmSync(dir, { recursive: true, force: true });
   }

@@ -35,10 +35,11 @@ export function connectUnix(path: string, timeoutMs: number): Promise<Socket> {
 
 /**
  * The TLS context of the connections verified against `ca` (undefined: Node's roots), made once per CA and
- * shared: `tls.connect({ ca })` would parse the CA and build a context at every connection (about 0.5 ms), and
- * an agent that cannot reach the control plane connects again and again (heartbeats, its watch, log batches).
- * When 5,000 simulated agents reconnected to a restarted control plane, making contexts took about a sixth of
- * their CPU (bench/herd-probe.ts).
+ * shared by this client's connections and its streams' (http-transport.ts): `tls.connect({ ca })`, and node:https
+ * given `ca`, would parse the CA and build a context at every connection (about 0.5 ms), and an agent that cannot
+ * reach the control plane connects again and again (heartbeats, its watch, log batches). When 5,000 simulated
+ * agents reconnected to a restarted control plane, making contexts took over a quarter of their CPU
+ * (bench/herd-probe.ts with the agents' processes profiled).
  */
 const contexts = new Map<string | undefined, SecureContext>();
 export function secureContextFor(ca: string | undefined): SecureContext {
