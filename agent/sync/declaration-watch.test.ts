@@ -1,6 +1,7 @@
 // The agent's Declaration watch reconnects with jittered backoff by default (RECONNECT_JITTER): on the fake clock,
 // against a port nobody listens on, the first retry comes within [250 * (1 - 0.5), 250] ms as the random draw
-// says, so the agents of a restarted control plane do not all come back in the same millisecond.
+// says, so the agents of a restarted control plane do not all come back in the same millisecond; the delays grow to
+// RECONNECT_MAX_MS, and wake() (the heartbeat got through) retries at once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
@@ -9,7 +10,7 @@ import type { Client } from '../../api/client/types.ts';
 import { FakeClock, settle } from '../../api/meta/fake-clock.ts';
 import { silentLogger } from '../../api/meta/logger.ts';
 import { DEFAULT_WATCH_HEARTBEAT_MS } from '../../api/server/resources/watch.ts';
-import { DEFAULT_WATCH_IDLE_TIMEOUT_MS, startDeclarationWatch } from './declaration-watch.ts';
+import { DEFAULT_WATCH_IDLE_TIMEOUT_MS, RECONNECT_MAX_MS, startDeclarationWatch } from './declaration-watch.ts';
 import type { Reachability } from './reachability.ts';
 
 /** A loopback port that refuses connections (listened on, then closed). */
@@ -48,7 +49,10 @@ async function until(what: string, cond: () => boolean, ms = 20_000): Promise<vo
   }
 }
 
-/** Runs the watch with `random` and returns the attempts seen after advancing the fake clock by each of `steps`. */
+/**
+ * Runs the watch with `random` and returns the attempts seen after advancing the fake clock by each of `steps` (a
+ * step of 0 calls the watch's `wake()` instead).
+ */
 async function attemptsAfter(random: () => number, steps: number[]): Promise<number[]> {
   const real = createClient({ server: `http://127.0.0.1:${await closedPort()}` });
   let lists = 0;
@@ -68,7 +72,8 @@ async function attemptsAfter(random: () => number, steps: number[]): Promise<num
   try {
     await until('the first attempt failed', () => reach.failures === 1);
     for (const ms of steps) {
-      clock.advance(ms);
+      if (ms === 0) watch.wake();
+      else clock.advance(ms);
       const before = reach.failures;
       await settle(10);
       if (lists > before) await until('the retry failed', () => reach.failures === lists);
@@ -89,6 +94,14 @@ test('with the default jitter the first retry comes after 125 ms when the draw s
 test('with the default jitter the first retry waits the whole 250 ms when the draw says so', async () => {
   // random → 0: the longest delay, 250 ms.
   assert.deepEqual(await attemptsAfter(() => 0, [126, 123, 2]), [1, 1, 2]);
+});
+
+test('retries back off to RECONNECT_MAX_MS (30 s) and stay there; wake() ends a pause at once', async () => {
+  // random → 0: each delay whole. 250 ms doubling: 250, 500, …, 16 s, then 30 s, 30 s.
+  const doubling = [250, 500, 1000, 2000, 4000, 8000, 16_000];
+  const seen = await attemptsAfter(() => 0, [...doubling, 29_999, 1, 29_999, 1, 0, 249, 1]);
+  assert.equal(RECONNECT_MAX_MS, 30_000);
+  assert.deepEqual(seen, [2, 3, 4, 5, 6, 7, 8, 8, 9, 9, 10, 11, 11, 12]);
 });
 
 test("the server's default watch keep-alive leaves the agent's idle timeout room for one late beat", () => {

@@ -20,6 +20,15 @@ import type { Reachability } from './reachability.ts';
 /** The default jitter of the reconnect delays (see DeclarationWatchOptions.backoff). */
 export const RECONNECT_JITTER = 0.5;
 
+/**
+ * The default longest reconnect delay, as client-go's reflectors back off to 30 s. While the control plane cannot be
+ * reached the heartbeat probes it every interval and wakes the watch as soon as one gets through (sync.ts), so the
+ * watch need not probe it too. With 5 s here, each of 5,000 agents retried every 2.5 to 5 s: over a thousand refused
+ * connection attempts a second to a control plane that was down, each a TLS socket made on the agent's side (in
+ * bench/herd-probe.ts, a third of the simulated agents' CPU, taken from the control plane starting on the same machine).
+ */
+export const RECONNECT_MAX_MS = 30_000;
+
 /** A watch stream silent this long (no event, no bookmark, no keep-alive) is presumed dead and re-opened. */
 export const DEFAULT_WATCH_IDLE_TIMEOUT_MS = 60_000;
 
@@ -34,7 +43,8 @@ export interface DeclarationWatchOptions {
   onListed?(obj: Declaration): Promise<void>;
   /**
    * Reconnect delays: `initialMs * 2^n` up to `maxMs`, each shortened by a random part of at most `jitter` (0 to 1).
-   * Default 250 ms, 5 s and 0.5: the agents of a mesh whose control plane restarted do not all retry at once.
+   * Default 250 ms, RECONNECT_MAX_MS and RECONNECT_JITTER: the agents of a mesh whose control plane restarted do
+   * not all retry at once, and `wake()` ends the wait when the heartbeat finds the control plane back.
    */
   backoff?: { initialMs?: number; maxMs?: number; jitter?: number; random?: () => number };
   /** Default DEFAULT_WATCH_IDLE_TIMEOUT_MS (the server sends a bookmark or heartbeat every 30 s). */
@@ -61,7 +71,7 @@ export function startDeclarationWatch(opts: DeclarationWatchOptions): Declaratio
     logFields: { node },
     backoff: {
       baseMs: opts.backoff?.initialMs ?? 250,
-      maxMs: opts.backoff?.maxMs ?? 5000,
+      maxMs: opts.backoff?.maxMs ?? RECONNECT_MAX_MS,
       jitter: opts.backoff?.jitter ?? RECONNECT_JITTER,
       random: opts.backoff?.random,
     },

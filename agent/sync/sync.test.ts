@@ -1,0 +1,115 @@
+// While the control plane is unreachable the Declaration watch backs off to 30 s (declaration-watch.ts
+// RECONNECT_MAX_MS); what brings it back sooner is the heartbeat: the first one that gets through wakes the watch,
+// which lists at once. Real server and agent store; the heartbeat's and the watch's timers run on the fake clock,
+// and the control plane is "down" by sending the calls to a port nobody listens on.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient } from '../../api/client/http-client.ts';
+import type { Client } from '../../api/client/types.ts';
+import { FakeClock, settle } from '../../api/meta/fake-clock.ts';
+import { silentLogger } from '../../api/meta/logger.ts';
+import { startServer } from '../../test/harness.ts';
+import { openAgentStore } from '../store/agent-store.ts';
+import { createReachability } from './reachability.ts';
+import { createSync } from './sync.ts';
+
+const HEARTBEAT_MS = 2000;
+
+/** A loopback port that refuses connections (listened on, then closed). */
+async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
+
+async function until(what: string, cond: () => boolean, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
+    await settle();
+  }
+}
+
+test('after an outage the first heartbeat that gets through wakes the watch, long before its own retry', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'meshctl-sync-'));
+  const server = await startServer({ insecure: true });
+  const live = createClient(server.config);
+  const dead = createClient({ server: `http://127.0.0.1:${await closedPort()}` });
+  const store = await openAgentStore({ stateDir: dir, logger: silentLogger });
+  let down = true;
+  const lists = { dead: 0, live: 0 };
+  let failures = 0;
+  // Every call goes to the dead port while `down`; the Declaration lists (the watch's attempts) are counted.
+  const client = new Proxy(live, {
+    get(target, key) {
+      if (key === 'list')
+        return ((plural, opts) => {
+          if (down) lists.dead++;
+          else lists.live++;
+          return (down ? dead : live).list(plural, opts).catch((e: unknown) => {
+            failures++;
+            throw e;
+          });
+        }) satisfies Client['list'];
+      const to = down ? dead : target;
+      const v: unknown = Reflect.get(to, key);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(to) : v;
+    },
+  });
+  const clock = new FakeClock();
+  const reach = createReachability({
+    store,
+    logger: silentLogger,
+    node: 'a',
+    server: server.url,
+    now: () => clock.now(),
+  });
+  const sync = createSync({
+    client,
+    node: 'a',
+    store,
+    reach,
+    logger: silentLogger,
+    agentVersion: 'test',
+    clock,
+    heartbeatIntervalMs: HEARTBEAT_MS,
+    state: { declaration: () => undefined, run: () => undefined, appliedGeneration: () => undefined },
+    onDeclaration: async () => {},
+  });
+  t.after(async () => {
+    await sync.stop();
+    reach.close();
+    await store.close();
+    live.close();
+    dead.close();
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  sync.start();
+  await until('the first watch attempt failed', () => failures === 1);
+  // Two minutes down, a second at a time: the watch's delays grow to their cap.
+  for (let s = 0; s < 120; s++) {
+    clock.advance(1000);
+    await settle(5);
+    await until('the attempt failed', () => failures === lists.dead);
+  }
+  const attempts = lists.dead;
+  // 1 + 7 doubling delays (0.125–0.25 s … 8–16 s) + 2 to 6 at the cap (15–30 s); at a 5 s cap it would be 30 or more.
+  assert.ok(attempts >= 9 && attempts <= 14, `the watch tried ${attempts} times in two minutes`);
+  // Back: right after one of the watch's attempts failed, so that its next one is at least 15 s away.
+  while (lists.dead === attempts) {
+    clock.advance(100);
+    await settle(5);
+  }
+  await until('the attempt failed', () => failures === lists.dead);
+  down = false;
+  clock.advance(HEARTBEAT_MS * 1.1); // the next heartbeat is due within this
+  await until('the watch to list again, woken by the heartbeat', () => lists.live > 0);
+  assert.equal(reach.reachable(), true);
+});
