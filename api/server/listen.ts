@@ -1,7 +1,7 @@
 /**
  * Puts an App on a TCP port: plain HTTP, or HTTPS with the given certificate (TLS 1.3 and TLS 1.2 AEAD
  * suites only). Port 0 picks a free port. Idle connections are kept 90 s (an agent's heartbeats reuse one); the
- * accept queue is bounded so that a queued connection is served before its client gives up (LISTEN_BACKLOG); the
+ * accept queue holds a mesh's reconnecting agents rather than dropping their SYNs (LISTEN_BACKLOG); the
  * open connections are bounded below the open-file limit, and a refused one is logged (connection-limit.ts).
  * Malformed HTTP (garbage bytes, oversized headers) is answered by Node's parser and the socket dropped.
  */
@@ -65,15 +65,17 @@ export const TLS_SETTINGS = {
  */
 export const KEEP_ALIVE_TIMEOUT_MS = 90_000;
 /**
- * The accept queue's length (the kernel caps it at net.core.somaxconn). A connection waits in it about
- * LISTEN_BACKLOG / (connections accepted a second); when that exceeds a client's timeout (30 s for meshctl and
- * the requests of the agent, which waits 120 s for a connection: agent/sync/sync.ts AGENT_CONNECTION), every
- * connection the server accepts was already given up by its client, which reconnects at the back of the queue, and
- * the server spends its time on TLS handshakes nobody waits for (congestion collapse: 4096 did that at N = 5,000,
- * bench §9). At 1024 a connection waits at most 15 s down to 70 accepts a second; a SYN beyond it is dropped,
- * which the client's kernel retries with its own backoff (1, 3, 7, 15 s) at no cost to the server.
+ * The accept queue's length: 4096, Linux's default net.core.somaxconn (which caps it). A SYN that finds the queue
+ * full is dropped, and the client's kernel sends it again only after 1, 3, 7, 15, 31 s, while the control plane may
+ * sit idle. A connection waits in the queue about LISTEN_BACKLOG / (connections accepted a second), up to ~60 s at
+ * 70 a second: within an agent's two minutes for a new connection (agent/sync/sync.ts AGENT_CONNECTION; its watch
+ * has no connect timeout), though not within the 30 s of a remote meshctl while a whole mesh reconnects (on the
+ * control plane's machine meshctl uses the local socket). bench/herd-probe.ts at N = 5,000 (SIGKILL and restart):
+ * with 1024 every Node was back after 87 and 99 s (163,088 listen overflows counted by the kernel in the second run),
+ * with 4096 after 64 and 64 s (35,071), the control plane using a quarter less CPU. 4096 collapsed once, when the
+ * agents gave up after 30 s and reconnected at the back of the queue (bench §9), before AGENT_CONNECTION.
  */
-export const LISTEN_BACKLOG = 1024;
+export const LISTEN_BACKLOG = 4096;
 
 /**
  * ALPN: HTTP/1.1 when the client offers it, else the handshake fails with no_application_protocol, as Node's https
