@@ -14,10 +14,11 @@ export type JsonPathStep =
   | { t: 'all' }
   | { t: 'filter'; path: string[]; op?: '==' | '!='; value?: Literal };
 
-interface Compiled {
-  steps: JsonPathStep[];
-  multi: boolean;
-}
+/** A step that selects at most one value. */
+type SingleStep = Exclude<JsonPathStep, { t: 'all' }>;
+
+/** A parsed path: with `[*]` or `.*` it yields every value found, else at most one. */
+type Compiled = { multi: false; steps: SingleStep[] } | { multi: true; steps: JsonPathStep[] };
 
 const cache = new Map<string, Compiled>();
 
@@ -29,13 +30,41 @@ const cache = new Map<string, Compiled>();
 export function evalJsonPath(obj: unknown, path: string): unknown {
   let compiled = cache.get(path);
   if (!compiled) {
-    const steps = parseJsonPath(path);
-    compiled = { steps, multi: steps.some((s) => s.t === 'all') };
+    compiled = compile(parseJsonPath(path));
     if (cache.size < 1000) cache.set(path, compiled);
+  }
+  if (!compiled.multi) {
+    // One value at each step (no `[*]`): walked without an array per step, as a table of N rows evaluates each
+    // column's path N times (`meshctl get nodes` of 5,000 rows spent ~100 ms here before).
+    let cur: unknown = obj;
+    for (const step of compiled.steps) {
+      cur = applyOne(step, cur);
+      if (cur === undefined) return undefined;
+    }
+    return cur;
   }
   let values: unknown[] = [obj];
   for (const step of compiled.steps) values = values.flatMap((v) => apply(step, v));
-  return compiled.multi ? values : values[0];
+  return values;
+}
+
+function compile(steps: JsonPathStep[]): Compiled {
+  const single = steps.filter((s): s is SingleStep => s.t !== 'all');
+  return single.length === steps.length ? { multi: false, steps: single } : { multi: true, steps };
+}
+
+/** `apply` for a step that is not `[*]`: the one value it selects, or undefined. */
+function applyOne(step: SingleStep, v: unknown): unknown {
+  switch (step.t) {
+    case 'key':
+      return isRecord(v) && Object.hasOwn(v, step.key) ? v[step.key] : undefined;
+    case 'index': {
+      if (!Array.isArray(v)) return undefined;
+      return v[step.index < 0 ? v.length + step.index : step.index] as unknown;
+    }
+    case 'filter':
+      return Array.isArray(v) ? v.find((item) => matches(step, item)) : undefined;
+  }
 }
 
 function apply(step: JsonPathStep, v: unknown): unknown[] {
