@@ -3,7 +3,7 @@
  * dry run, and `?watch=1` streams decoded from newline-delimited JSON.
  */
 import { ApiError } from '../meta/api-error.ts';
-import { GROUP, VERSION, type KubeObject, type WatchEvent } from '../meta/types.ts';
+import { GROUP, VERSION, type KubeObject, type Table, type WatchEvent } from '../meta/types.ts';
 import { errorFromResponse } from './answers.ts';
 import { HttpTransport, type TransportRequest } from './http-transport.ts';
 import { decodeNdjson } from './ndjson.ts';
@@ -27,6 +27,11 @@ export interface HttpClient extends Client {
    * rather than open connections of their own (the agent's log shipper).
    */
   readonly transport: Transport;
+  /**
+   * A list printed by the server as a `meta.k8s.io/v1` Table, as kubectl asks for it: the cells of its columns instead
+   * of whole objects (`includeObject`: None, or Metadata for the labels; Object is not offered).
+   */
+  listTable(plural: string, opts?: ClientListOptions & { includeObject?: 'None' | 'Metadata' }): Promise<Table>;
   /** Closes idle connections; a process that is done with the client may call it to exit at once. */
   close(): void;
 }
@@ -90,10 +95,19 @@ export function clientOver(t: Transport): HttpClient {
       }),
     watch: (plural, opts) => openWatch(t, plural, opts),
     raw: (path) => t.json({ method: 'GET', path }),
+    listTable: (plural, opts) =>
+      send({
+        method: 'GET',
+        path: collectionPath(plural) + query({ ...listQuery(opts), includeObject: opts?.includeObject ?? 'None' }),
+        accept: TABLE_ACCEPT,
+      }),
     transport: t,
     close: () => t.close(),
   };
 }
+
+/** What a Table request accepts: a v1 Table (the answer to a server that cannot print one is a 406). */
+const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io';
 
 function collectionPath(plural: string): string {
   if (!plural) throw new ApiError({ reason: 'BadRequest', message: 'a resource type is required' });

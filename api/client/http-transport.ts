@@ -23,6 +23,8 @@ export interface TransportRequest {
   path: string;
   body?: unknown;
   contentType?: string;
+  /** The Accept header (default `application/json`), e.g. a kubectl-style Table (`;as=Table;v=v1;g=meta.k8s.io`). */
+  accept?: string;
   /** Long-running (watch): no timeout, the caller reads the response stream. */
   stream?: boolean;
 }
@@ -105,7 +107,10 @@ export class HttpTransport {
   }
 
   #headers(req: TransportRequest, body: string | undefined): Record<string, string | number> {
-    const headers: Record<string, string | number> = { accept: 'application/json', 'user-agent': 'meshctl-client' };
+    const headers: Record<string, string | number> = {
+      accept: req.accept ?? 'application/json',
+      'user-agent': 'meshctl-client',
+    };
     if (this.cfg.token) headers.authorization = `Bearer ${this.cfg.token}`;
     if (body !== undefined) {
       headers['content-type'] = req.contentType ?? 'application/json';

@@ -39,6 +39,30 @@ export interface ObjectList<T extends KubeObject = KubeObject> {
   items: T[];
 }
 
+/** A column of a Table: its name, type (`string`, `integer`, `date`, …) and priority (above 0: only in wide output). */
+export interface TableColumnDefinition {
+  name: string;
+  type: string;
+  format: string;
+  description: string;
+  priority: number;
+}
+
+/** One row of a Table: a cell per column (null when the value is absent) and, when asked for, the object's metadata. */
+export interface TableRow {
+  cells: Array<string | number | boolean | null>;
+  object?: { metadata?: KubeObject['metadata'] };
+}
+
+/** A `meta.k8s.io/v1` Table: a list printed by the server (NAME, the kind's print columns, AGE), as kubectl asks. */
+export interface Table {
+  apiVersion: string;
+  kind: 'Table';
+  metadata: ObjectList['metadata'];
+  columnDefinitions: TableColumnDefinition[];
+  rows: TableRow[];
+}
+
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
 /**

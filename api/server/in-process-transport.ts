@@ -101,7 +101,7 @@ function requestMessage(req: TransportRequest, token: string | undefined, socket
   msg.httpVersionMajor = 1;
   msg.httpVersionMinor = 1;
   msg.headers = {
-    accept: 'application/json',
+    accept: req.accept ?? 'application/json',
     'user-agent': 'meshctl-in-process',
     ...(token ? { authorization: `Bearer ${token}` } : {}),
     ...(body ? { 'content-type': req.contentType ?? 'application/json', 'content-length': String(body.length) } : {}),

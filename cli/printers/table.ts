@@ -2,7 +2,7 @@
  * The table printer of `get`: NAME, the kind's print columns (priority > 0 only with `-o wide`) and AGE (for
  * an Event, since it last happened: KindInfo.ageFrom), aligned like kubectl's tabwriter (three spaces between columns).
  */
-import type { KubeObject } from '../../api/meta/types.ts';
+import type { KubeObject, Table } from '../../api/meta/types.ts';
 import { ageTimestamp, type KindInfo, type PrintColumn } from '../../api/v1alpha1/kind-info.ts';
 import { evalJsonPath } from '../../api/v1alpha1/json-path.ts';
 import { age } from './age.ts';
@@ -38,6 +38,22 @@ export function tableRow(kind: KindInfo, obj: KubeObject, opts: TableOptions = {
 export function renderTable(kind: KindInfo, objects: KubeObject[], opts: TableOptions = {}): string {
   const rows = [tableHeader(kind, opts), ...objects.map((o) => tableRow(kind, o, opts))];
   return alignRows(rows);
+}
+
+/**
+ * Renders a Table the server printed (`listTable`) as renderTable would the objects: the server's NAME, columns and
+ * AGE (priority > 0 only with `-o wide`), absent cells empty, LABELS from the rows' metadata.
+ */
+export function renderServerTable(kind: KindInfo, table: Table, opts: TableOptions = {}): string {
+  const shown = table.columnDefinitions.flatMap((c, i) => (opts.wide || !c.priority ? [i] : []));
+  const header = shown.map((i) => table.columnDefinitions[i].name.toUpperCase());
+  const rows = table.rows.map((r) => {
+    const cells = shown.map((i) => (r.cells[i] === null || r.cells[i] === undefined ? '' : String(r.cells[i])));
+    if (opts.kindPrefix) cells[0] = `${kind.singular}/${cells[0]}`;
+    if (opts.showLabels) cells.push(formatLabels(r.object?.metadata?.labels));
+    return cells;
+  });
+  return alignRows([[...header, ...(opts.showLabels ? ['LABELS'] : [])], ...rows]);
 }
 
 /** Aligns rows of cells into columns. */

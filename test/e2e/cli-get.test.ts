@@ -9,6 +9,8 @@ import { writeMeshconfig } from '../../api/client/meshconfig.ts';
 import { createClient, type HttpClient } from '../../api/client/http-client.ts';
 import type { KubeObject } from '../../api/meta/types.ts';
 import type { Node } from '../../api/v1alpha1/generated/node.ts';
+import { kindByPlural } from '../../api/v1alpha1/kinds.ts';
+import { renderTable } from '../../cli/printers/table.ts';
 import { startServer, type TestServer } from '../harness.ts';
 import { buildCli, eventually, type BuiltCli } from './cli-harness.ts';
 
@@ -74,6 +76,41 @@ test('-o wide adds the priority columns; -l filters; --field-selector filters', 
   assert.equal(none.code, 0);
   assert.equal(none.stdout, '');
   assert.equal(none.stderr, 'No resources found\n');
+});
+
+test("a list's table is printed by the server (a Table, no objects sent) and reads as the objects printed here", async () => {
+  // alpha with a status, so that conditions, dates, integers and wide columns have cells.
+  const alpha = await client.get('nodes', 'alpha');
+  const now = new Date().toISOString();
+  const reachable = { type: 'Reachable', status: 'True', reason: 'Heartbeat', message: '', lastTransitionTime: now };
+  await client.updateStatus('nodes', {
+    ...alpha,
+    status: {
+      lastSeen: now,
+      conditions: [reachable],
+      declaration: { desiredGeneration: 3, appliedGeneration: 2 },
+      overlay: { address: '100.64.0.7' },
+      agentVersion: '1.2.3',
+    },
+  });
+  // The AGE and LAST SEEN cells may tick over between the two renderings: compared as "<n>s".
+  const seconds = (text: string) => text.replace(/\b\d+s\b/g, 'Ns');
+  for (const args of [[], ['-o', 'wide'], ['--show-labels'], ['-l', 'role=web'], ['--no-headers']]) {
+    const before = server.app.stats().listSerializations;
+    const r = await meshctl('get', 'nodes', ...args);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(server.app.stats().listSerializations, before, `get nodes ${args.join(' ')}: no JSON list was sent`);
+    const objects = (await client.list('nodes', { labelSelector: args[0] === '-l' ? args[1] : undefined })).items;
+    let local = renderTable(kindByPlural('nodes')!, objects, {
+      wide: args[1] === 'wide',
+      showLabels: args[0] === '--show-labels',
+    });
+    if (args[0] === '--no-headers') local = local.slice(local.indexOf('\n') + 1);
+    assert.equal(seconds(r.stdout), seconds(local), `get nodes ${args.join(' ')}`);
+  }
+  const all = await meshctl('get', 'nodes,modules');
+  assert.equal(all.code, 0, all.stderr);
+  assert.match(all.stdout, /^node\/alpha +home +True +\d+s +3 +2 /m, 'kind-prefixed names and the cells of alpha');
 });
 
 test('-o yaml/json: one name prints the object, a list prints a List; node/name form', async () => {
