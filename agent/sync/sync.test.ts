@@ -5,42 +5,30 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '../../api/client/http-client.ts';
 import type { Client } from '../../api/client/types.ts';
 import { FakeClock, settle } from '../../api/meta/fake-clock.ts';
 import { silentLogger } from '../../api/meta/logger.ts';
+import { eventually } from '../../test/eventually.ts';
 import { startServer } from '../../test/harness.ts';
+import { freePort } from '../testing.ts';
 import { openAgentStore } from '../store/agent-store.ts';
 import { createReachability } from './reachability.ts';
 import { createSync } from './sync.ts';
 
 const HEARTBEAT_MS = 2000;
 
-/** A loopback port that refuses connections (listened on, then closed). */
-async function closedPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
-}
-
-async function until(what: string, cond: () => boolean, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
-    await settle();
-  }
-}
+/** Waits until `cond` holds (real time; the fake clock is advanced only by the test). */
+const until = (what: string, cond: () => boolean): Promise<void> =>
+  eventually(async () => assert.ok(cond(), `waiting for: ${what}`), { timeoutMs: 20_000 });
 
 test('after an outage the first heartbeat that gets through wakes the watch, long before its own retry', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'meshctl-sync-'));
   const server = await startServer({ insecure: true });
   const live = createClient(server.config);
-  const dead = createClient({ server: `http://127.0.0.1:${await closedPort()}` });
+  const dead = createClient({ server: `http://127.0.0.1:${await freePort()}` }); // nobody listens there
   const store = await openAgentStore({ stateDir: dir, logger: silentLogger });
   let down = true;
   const lists = { dead: 0, live: 0 };
