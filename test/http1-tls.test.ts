@@ -70,7 +70,7 @@ test('connections verified against the same CA share one TLS context, made at th
   }
 });
 
-test('streams (watches, log batches) over node:https share the one TLS context of their CA too', async () => {
+test('streams (watches, followed logs, backup archives) over node:https share the one TLS context of their CA too', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'meshctl-http1-'));
   const files = await ensureControlPlaneFiles({ dataDir: dir, listenHost: '127.0.0.1' });
   // Every answer closes its connection, so that each stream opens a new one.
