@@ -48,10 +48,10 @@ export interface TableColumnDefinition {
   priority: number;
 }
 
-/** One row of a Table: a cell per column (null when the value is absent) and, when asked for, the object's metadata. */
+/** One row of a Table: a cell per column (null when the value is absent) and, when asked for, the object (or its metadata). */
 export interface TableRow {
   cells: Array<string | number | boolean | null>;
-  object?: { metadata?: KubeObject['metadata'] };
+  object?: { apiVersion?: string; kind?: string; metadata?: KubeObject['metadata'] };
 }
 
 /** A `meta.k8s.io/v1` Table: a list printed by the server (NAME, the kind's print columns, AGE), as kubectl asks. */

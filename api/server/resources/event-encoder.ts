@@ -3,7 +3,7 @@
  * receive it: 1,000 watchers of one kind share one JSON.stringify per change. Plain JSON uses the line the
  * store already serialized (`event.json`) when it offers one.
  */
-import type { KubeObject } from '../../meta/types.ts';
+import type { KubeObject, Table } from '../../meta/types.ts';
 import type { StoreWatchEvent } from '../../store/types.ts';
 import type { KindInfo } from '../../v1alpha1/kind-info.ts';
 import type { Representation } from './table.ts';
@@ -34,11 +34,12 @@ function wireObject(e: StoreWatchEvent, info: KindInfo, rep: Representation): un
   if (rep.as === 'json' || e.type === 'ERROR') return e.object;
   const obj: KubeObject = e.object;
   const rows = e.type === 'BOOKMARK' ? [] : [tableRow(info, obj, rep.includeObject)];
-  return {
+  const table: Table = {
     kind: 'Table',
     apiVersion: rep.apiVersion,
     metadata: { resourceVersion: obj.metadata.resourceVersion ?? '' },
     columnDefinitions: columnDefinitions(info),
     rows,
   };
+  return table;
 }

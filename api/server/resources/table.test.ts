@@ -45,7 +45,7 @@ test('a Table row has NAME, the kind columns (missing values null, lists joined)
     },
   };
   const t = toTable(info, [obj], { as: 'table', apiVersion: 'meta.k8s.io/v1', includeObject: 'Metadata' }, '9');
-  const cols = (t.columnDefinitions as { name: string }[]).map((c) => c.name);
+  const cols = t.columnDefinitions.map((c) => c.name);
   assert.deepEqual(cols, ['Name', ...info.columns.map((c) => c.name), 'Age']);
   const row = (t.rows as { cells: unknown[]; object: { kind: string } }[])[0];
   assert.deepEqual(row.cells.slice(0, 4), ['c', 'a.example,b.example', null, 'True']);

@@ -6,7 +6,7 @@
 import { humanDuration } from '../../meta/human-duration.ts';
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../../meta/api-error.ts';
-import type { KubeObject } from '../../meta/types.ts';
+import type { KubeObject, Table, TableColumnDefinition, TableRow } from '../../meta/types.ts';
 import { ageTimestamp, type KindInfo, type PrintColumn } from '../../v1alpha1/kind-info.ts';
 import { evalJsonPath } from '../../v1alpha1/json-path.ts';
 
@@ -51,7 +51,7 @@ function includeObject(query: URLSearchParams): IncludeObject {
 }
 
 /** The column definitions of a kind's Table. */
-export function columnDefinitions(info: KindInfo): Record<string, unknown>[] {
+export function columnDefinitions(info: KindInfo): TableColumnDefinition[] {
   return [
     { name: 'Name', type: 'string', format: 'name', description: 'Name of the object (unique per kind)', priority: 0 },
     ...info.columns.map((c) => ({
@@ -72,13 +72,8 @@ export function columnDefinitions(info: KindInfo): Record<string, unknown>[] {
 }
 
 /** One row of a kind's Table for `obj`. */
-export function tableRow(
-  info: KindInfo,
-  obj: KubeObject,
-  include: IncludeObject,
-  now = Date.now(),
-): Record<string, unknown> {
-  const cells = [
+export function tableRow(info: KindInfo, obj: KubeObject, include: IncludeObject, now = Date.now()): TableRow {
+  const cells: TableRow['cells'] = [
     obj.metadata.name ?? '',
     ...info.columns.map((c) => cell(c, obj, now)),
     age(ageTimestamp(info, obj), now),
@@ -97,8 +92,8 @@ export function toTable(
   info: KindInfo,
   objs: KubeObject[],
   rep: Extract<Representation, { as: 'table' }>,
-  meta: string | { resourceVersion: string; continue?: string; remainingItemCount?: number },
-): Record<string, unknown> {
+  meta: string | Table['metadata'],
+): Table {
   const now = Date.now();
   return {
     kind: 'Table',
@@ -109,7 +104,7 @@ export function toTable(
   };
 }
 
-function cell(col: PrintColumn, obj: KubeObject, now: number): unknown {
+function cell(col: PrintColumn, obj: KubeObject, now: number): TableRow['cells'][number] {
   let v: unknown;
   try {
     v = evalJsonPath(obj, col.jsonPath);
