@@ -9,8 +9,13 @@
  * a re-sent batch twice but never skips a line. When the file passes `maxBytes` it is replaced, atomically
  * (api/meta/atomic-file.ts), by its last line. `cursor.json`, the single-object file of earlier versions, is
  * read when a node has no `cursor.jsonl` yet.
+ *
+ * The read is synchronous, as the appends are (append-files.ts says why): a file of at most `maxBytes` from the
+ * page cache. Through node:fs/promises it was four hand-offs to the libuv pool and back (open, fstat, read,
+ * close): after a restart with 5,000 agents shipping, each node's first POST read its cursor so, and that took
+ * 2.4 s of the control plane's event loop during the herd (bench/herd-probe.ts, 39 CPU-seconds in all).
  */
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../meta/atomic-file.ts';
 import { isMissing } from '../../meta/errno.ts';
@@ -44,10 +49,9 @@ export class LogCursors {
   }
 
   /** The cursor kept in `nodeDir` (undefined when there is none). */
-  async get(nodeDir: string): Promise<LogCursor | undefined> {
+  get(nodeDir: string): LogCursor | undefined {
     if (this.#cursors.has(nodeDir)) return this.#cursors.get(nodeDir);
-    const cursor =
-      lastCursor(await text(join(nodeDir, CURSOR_FILE))) ?? lastCursor(await text(join(nodeDir, 'cursor.json')));
+    const cursor = lastCursor(text(join(nodeDir, CURSOR_FILE))) ?? lastCursor(text(join(nodeDir, 'cursor.json')));
     this.#cursors.set(nodeDir, cursor);
     return cursor;
   }
@@ -64,9 +68,9 @@ export class LogCursors {
   }
 }
 
-async function text(path: string): Promise<string> {
+function text(path: string): string {
   try {
-    return await readFile(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch (e) {
     if (isMissing(e)) return '';
     throw e;

@@ -19,7 +19,7 @@
  * of the cursor (two more fsyncs and a rename) per POST, 1,000 agents shipping every 30 s kept the libuv pool
  * at about 5% of a core, about what all their heartbeats cost.
  */
-import { renameSync } from 'node:fs';
+import { readdirSync, renameSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createKeyedSerial } from '../../meta/serial.ts';
@@ -111,7 +111,7 @@ export class LogFiles {
   append(node: string, post: LogPost): Promise<LogPostResult> {
     return this.#serial(node, async () => {
       const nodeDir = join(this.#dir, escapeName(node));
-      const cursor = await this.#cursors.get(nodeDir);
+      const cursor = this.#cursors.get(nodeDir);
       const fresh = post.entries.filter(
         (e) => !(post.stream && cursor?.stream === post.stream && e.seq !== undefined && e.seq <= cursor.seq),
       );
@@ -128,7 +128,7 @@ export class LogFiles {
         }
       }
       for (const e of fresh) add(e.service, `${e.time} ${e.line}\n`);
-      await this.#checkServiceCount(node, [...texts.keys()]);
+      this.#checkServiceCount(node, [...texts.keys()]);
       for (const [service, text] of texts) this.#write(node, service, text);
       const last = fresh.length ? fresh[fresh.length - 1].seq : undefined;
       if (post.stream && last !== undefined) await this.#cursors.set(nodeDir, { stream: post.stream, seq: last });
@@ -194,8 +194,8 @@ export class LogFiles {
   }
 
   /** Throws 403 when writing logs of `services` would give `node` more than `maxServices` services. */
-  async #checkServiceCount(node: string, services: string[]): Promise<void> {
-    const known = await this.#services(node);
+  #checkServiceCount(node: string, services: string[]): void {
+    const known = this.#services(node);
     const added = services.filter((s) => !known.has(s)).length;
     if (added === 0 || known.size + added <= this.#maxServices) return;
     throw new ApiError({
@@ -207,14 +207,20 @@ export class LogFiles {
     });
   }
 
-  /** The services `node` has log files of (read once per node, then kept up to date by `#write`). */
-  async #services(node: string): Promise<Set<string>> {
+  /**
+   * The services `node` has log files of (read once per node, then kept up to date by `#write`). Read
+   * synchronously, as the cursor is (log-cursors.ts): one directory of a few files, once per node.
+   */
+  #services(node: string): Set<string> {
     let set = this.#known.get(node);
     if (set) return set;
-    const names = await readdir(join(this.#dir, escapeName(node))).catch((e: unknown) => {
-      if (isMissing(e)) return [];
-      throw e;
-    });
+    let names: string[];
+    try {
+      names = readdirSync(join(this.#dir, escapeName(node)));
+    } catch (e) {
+      if (!isMissing(e)) throw e;
+      names = [];
+    }
     set = new Set(names.map(unescapeName).filter((n) => n !== undefined));
     this.#known.set(node, set);
     return set;
