@@ -2,8 +2,9 @@
  * Probe (issue 14): the herd at N agents, accounted. After round 0 is applied and the agents heartbeat, SIGKILL
  * and restart the control plane; then, until every Node is back (as bench/scale.ts judges it), the restarted
  * process's CPU-seconds (start-up included), its requests by (client, verb, resource) and its store writes by
- * resource, and every 2 s its CPU-seconds, the agents' worker processes' and what its /metrics says (requests in
- * flight and waiting, watches, the agents' requests by kind). Run: `N=1000 node --import tsx bench/herd-probe.ts`
+ * resource, and every 2 s its CPU-seconds, the agents' worker processes', the connections the kernel dropped at its
+ * full accept queue since it served (ListenOverflows), and what its /metrics says (requests in flight and waiting,
+ * watches, the agents' requests by kind: as of when it answered, which may be seconds later). Run: `N=1000 node --import tsx bench/herd-probe.ts`
  * (more than 1,000 agents under the machine's bench lock); SCALE_CP_NODE_ARGS and SCALE_WORKER_NODE_ARGS pass more
  * flags to the control plane and to the workers (e.g. `--cpu-prof --cpu-prof-dir=DIR`: the workers write theirs
  * when they stop).
@@ -12,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { createClient } from '../api/client/http-client.ts';
 import { httpRequest } from '../test/harness.ts';
 import { sleep } from './lib/load.ts';
-import { cpuSecondsOf } from './lib/proc.ts';
+import { cpuSecondsOf, listenOverflows } from './lib/proc.ts';
 import { RoundTracker } from './lib/round-tracker.ts';
 import { startBenchMesh } from './lib/scale-mesh.ts';
 import { journalLinesSince, journalSizes } from './lib/journal-lines.ts';
@@ -38,14 +39,17 @@ try {
   await mesh.restart();
   const serving = performance.now() - t0;
   const servingCpu = cpuSecondsOf(mesh.cp.pid);
+  const overflows0 = listenOverflows() ?? NaN;
   client = createClient(mesh.cp.config);
   const timeline: Array<[number, string]> = [];
-  // Every 2 s: its CPU-seconds and the agents' worker processes', then (when /metrics answers, which may take a
-  // while) requests in flight, waiting and open watches, and the agents' requests so far by kind.
+  // Every 2 s: its CPU-seconds and the agents' worker processes', the connections dropped at the full accept queue,
+  // then (when /metrics answers, which may take a while) requests in flight, waiting and open watches, and the
+  // agents' requests so far by kind.
   const tick = setInterval(() => {
     const at = performance.now() - t0;
     const cpu = [mesh.cp.pid, ...mesh.workerPids()].map((p) => cpuSecondsOf(p).toFixed(1));
-    const line = `${(at / 1000).toFixed(1)}s cpu ${cpu[0]} workers ${cpu.slice(1).join('/')}`;
+    const dropped = (listenOverflows() ?? NaN) - overflows0;
+    const line = `${(at / 1000).toFixed(1)}s cpu ${cpu[0]} workers ${cpu.slice(1).join('/')} dropped ${dropped}`;
     void httpRequest(mesh.cp.config, 'GET', '/metrics').then(
       (r) => timeline.push([at, `${line} | ${gauges(r.text)}`]),
       () => timeline.push([at, `${line} | no /metrics`]),
@@ -63,7 +67,7 @@ try {
     writes.set(p, (writes.get(p) ?? 0) + 1);
   }
   const out = [
-    `serving ${(serving / 1000).toFixed(1)} s; all back ${allMs} s; 99% ${ms99} s; cpu ${cpu.toFixed(2)} s (${servingCpu.toFixed(2)} s of it until serving)`,
+    `serving ${(serving / 1000).toFixed(1)} s; all back ${allMs} s; 99% ${ms99} s; cpu ${cpu.toFixed(2)} s (${servingCpu.toFixed(2)} s of it until serving); ${(listenOverflows() ?? NaN) - overflows0} connections dropped at the full accept queue since serving`,
   ];
   out.push(...timeline.sort((a, b) => a[0] - b[0]).map(([, line]) => line));
   for (const m of text.matchAll(/^meshctl_apiserver_(?:requests|rejected_requests)_total(\{[^}]*\}) (\d+)$/gm))

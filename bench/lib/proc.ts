@@ -34,3 +34,20 @@ export function cpuSecondsOf(pid: number | 'self'): number {
 export function mib(value: number): string {
   return Number.isFinite(value) ? value.toFixed(1) : 'n/a';
 }
+
+/**
+ * The kernel's count of connections dropped because a listener's accept queue was full (TcpExt ListenOverflows in
+ * /proc/net/netstat, machine-wide: the bench's control plane is the one busy listener), undefined when not readable.
+ */
+export function listenOverflows(): number | undefined {
+  try {
+    const [names, values] = readFileSync('/proc/net/netstat', 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('TcpExt:'))
+      .map((l) => l.split(/\s+/));
+    const i = names.indexOf('ListenOverflows');
+    return i > 0 ? Number(values[i]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
