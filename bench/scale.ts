@@ -24,6 +24,7 @@ import { simNodeName } from './lib/scale-fixture.ts';
 import {
   AGENT_HEARTBEAT_MS,
   AGENT_LOG_EVERY_MS,
+  controlPlaneFromSource,
   startBenchMesh,
   startSpread,
   type ScaleMesh,
@@ -281,6 +282,7 @@ export async function scaleSection(): Promise<string> {
     rows,
     {
       built,
+      cpFromSource: controlPlaneFromSource(),
       heartbeatMs: AGENT_HEARTBEAT_MS,
       logEveryMs: AGENT_LOG_EVERY_MS,
       loads,

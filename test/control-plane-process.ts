@@ -1,6 +1,7 @@
 /**
- * The real `mesh-control-plane` as a child process for tests (`controllers/main.ts` through tsx): started on a
- * temp or given data dir, ready once it logs `Serving`, stopped with SIGTERM or SIGKILL.
+ * The real `mesh-control-plane` as a child process for tests (`controllers/main.ts` through tsx) and benchmarks
+ * (also its shipped bundle): started on a temp or given data dir, ready once it logs `Serving`, stopped with SIGTERM
+ * or SIGKILL.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -29,6 +30,11 @@ export interface SpawnOptions {
   args?: string[];
   /** Flags for node itself, before the script (e.g. `['--cpu-prof', '--cpu-prof-dir', dir]`). */
   nodeArgs?: string[];
+  /**
+   * Runs the shipped bundle, `dist/mesh-control-plane.js` (built by hack/build.mjs: the caller builds it), instead of
+   * `controllers/main.ts` through tsx: what a benchmark of the control plane as shipped measures.
+   */
+  bundle?: boolean;
 }
 
 /** A running `mesh-control-plane` child process. */
@@ -46,14 +52,12 @@ export interface ControlPlaneProcess {
   kill(): Promise<number | null>;
 }
 
-/** Runs `controllers/main.ts` through tsx and waits for its `Serving` log line. */
+/** Runs `controllers/main.ts` through tsx (or the bundle) and waits for its `Serving` log line. */
 export async function spawnControlPlane(opts: SpawnOptions = {}): Promise<ControlPlaneProcess> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'meshctl-cp-'));
   const args = [
     ...(opts.nodeArgs ?? []),
-    '--import',
-    'tsx',
-    'controllers/main.ts',
+    ...(opts.bundle ? ['dist/mesh-control-plane.js'] : ['--import', 'tsx', 'controllers/main.ts']),
     '--data-dir',
     dataDir,
     '--listen',

@@ -3,6 +3,11 @@
  * data directory holding the bulk fixture (scale-fixture.ts), and `WORKERS` processes of simulated agents
  * (scale-worker.ts) sharing the nodes out. Knows how to SIGKILL and restart the control plane on the same data
  * directory and port, which the agents reconnect to.
+ *
+ * The control plane is the shipped bundle, dist/mesh-control-plane.js, built first (build-dist.ts): through tsx it
+ * took twice as long to start (its module hooks transpile every file on a thread of their own), time the herd
+ * counts. `SCALE_CP_FROM_SOURCE=1` runs controllers/main.ts through tsx instead, for CPU profiles that name the
+ * source files.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONTROL_PLANE_NODE_FLAGS } from '../../test/control-plane-process.ts';
 import { spawnControlPlane, type ControlPlaneProcess } from '../../test/harness.ts';
+import { buildDist } from './build-dist.ts';
 import { createScaleFixture, type NodeCredential } from './scale-fixture.ts';
 import type { ScaleWorkerInput, ScaleWorkerReport } from './scale-worker.ts';
 
@@ -21,6 +27,9 @@ export const AGENT_LOG_EVERY_MS = 30_000;
 /** Every agent starts at a random time within this window after the agents are started. */
 export const startSpread = (n: number): number => Math.min(30_000, n * 4);
 const WORKER = join(import.meta.dirname, 'scale-worker.ts');
+
+/** True when SCALE_CP_FROM_SOURCE=1 asks for the control plane through tsx instead of its bundle. */
+export const controlPlaneFromSource = (): boolean => process.env.SCALE_CP_FROM_SOURCE === '1';
 
 /** Options of `startScaleMesh`. */
 export interface ScaleMeshOptions {
@@ -51,14 +60,16 @@ export interface ScaleMesh {
 
 /** Creates the data directory and fixture (a first start makes the PKI, then the fixture is written), starts the control plane. */
 export async function startScaleMesh(opts: ScaleMeshOptions): Promise<ScaleMesh> {
+  const bundle = !controlPlaneFromSource();
+  if (bundle) buildDist('mesh-control-plane.js');
   const dataDir = mkdtempSync(join(tmpdir(), 'meshctl-bench-scale-'));
-  const first = await spawnControlPlane({ dataDir });
+  const first = await spawnControlPlane({ dataDir, bundle });
   await first.stop();
   const credentials = await createScaleFixture(dataDir, opts.nodes, opts.module);
   // The control plane runs with the V8 flags of the shipped bundle's shebang, then SCALE_CP_NODE_ARGS: more flags
   // for its node (e.g. `--cpu-prof --cpu-prof-dir /tmp/prof` to profile it; a later flag wins).
   const nodeArgs = [...CONTROL_PLANE_NODE_FLAGS, ...(process.env.SCALE_CP_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
-  const cpArgs = { dataDir, timeoutMs: 120_000, nodeArgs };
+  const cpArgs = { dataDir, timeoutMs: 120_000, nodeArgs, bundle };
   let cp = await spawnControlPlane(cpArgs);
   const listen = new URL(cp.url).host;
   const workers: ChildProcess[] = [];

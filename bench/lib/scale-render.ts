@@ -43,6 +43,8 @@ export interface ScaleRow {
 /** How the run was set up. */
 export interface ScaleSettings {
   built: string;
+  /** The control plane ran from source through tsx (SCALE_CP_FROM_SOURCE=1) rather than as its shipped bundle. */
+  cpFromSource: boolean;
   heartbeatMs: number;
   logEveryMs: number;
   /** Load averages (1/5/15) when each N started. */
@@ -136,11 +138,13 @@ export function renderScale(rows: ScaleRow[], set: ScaleSettings, failed: string
     'one Module to each). The agents are simulated in 3 separate processes (`bench/lib/scale-worker.ts`) by the',
     "agent's own link code (`agent/sync`: Node check, Declaration list+watch, heartbeat, Declaration status after",
     `applying, outbox) over an in-memory store, each with its own credential; heartbeat every ${set.heartbeatMs / 1000} s`,
-    `(Mesh.spec.heartbeatInterval's default), two log lines shipped every ${set.logEveryMs / 1000} s per agent. meshctl is the`,
-    `esbuild bundle (${set.built}). Load average (1/5/15 min) when each N started: ${set.loads.join('; ')}.`,
+    `(Mesh.spec.heartbeatInterval's default), two log lines shipped every ${set.logEveryMs / 1000} s per agent. meshctl and`,
+    `the control plane are the esbuild bundles (${set.built}). Load average (1/5/15 min) when each N started: ${set.loads.join('; ')}.`,
     `${set.rounds.fanout} rounds of the all-nodes change (one File's content), ${set.rounds.solo} of the one-node change (a second`,
     'Module assigned to node-00000 only); the herd is timed from the SIGKILL (the Nodes followed by a watch).',
-    'The control plane runs from source through tsx (spawnControlPlane), as in the other sections, with the V8 flags of',
+    set.cpFromSource
+      ? '**The control plane ran from source through tsx (SCALE_CP_FROM_SOURCE=1), not as shipped**, with the V8 flags of'
+      : 'The control plane runs as `node dist/mesh-control-plane.js` (spawnControlPlane), with the V8 flags of',
     `its shipped bundle's shebang (\`${CONTROL_PLANE_NODE_FLAGS.join(' ')}\`).`,
     '**This machine was shared with other work during the run: the figures are upper bounds.**',
     '',
