@@ -1,18 +1,15 @@
 /**
  * The agent's watch of its own Declaration (`fieldSelector=metadata.name=<node>`), on the list-then-watch
  * loop of api/client/list-watch.ts: list once, then watch from the list's resourceVersion with bookmarks,
- * resuming from the last resourceVersion seen when a stream ends; a 410 relists. A failure to reach the
- * control plane waits RECONNECT_MAX_MS (jittered), cut short by `wake()`: the heartbeat probes the control
- * plane every interval and wakes the watch when one gets through. Other failures (a 5xx, a 429) are retried
- * with exponential backoff up to the same cap. A stream that stays silent longer than `idleTimeoutMs` (no
- * event, no bookmark) is presumed dead and reopened. Every answer and every failure to reach the control
- * plane is recorded in `reach`.
+ * resuming from the last resourceVersion seen when a stream ends; a 410 relists. When the control plane
+ * cannot be reached it retries with exponential backoff, cut short by `wake()` (the heartbeat found it
+ * back). A stream that stays silent longer than `idleTimeoutMs` (no event, no bookmark) is presumed dead
+ * and reopened. Every answer and every failure to reach the control plane is recorded in `reach`.
  *
  * Every ADDED/MODIFIED object is handed to `onDeclaration`, which decides whether it is a new generation;
  * when it throws (e.g. the agent's store could not persist it), the watch relists so it is seen again.
  * A DELETED Declaration is logged and otherwise ignored: the node keeps what it was last told.
  */
-import { isUnreachable } from '../../api/client/http-client.ts';
 import { startListWatch } from '../../api/client/list-watch.ts';
 import type { Client } from '../../api/client/types.ts';
 import type { Clock } from '../../api/meta/clock.ts';
@@ -24,15 +21,11 @@ import type { Reachability } from './reachability.ts';
 export const RECONNECT_JITTER = 0.5;
 
 /**
- * The default longest reconnect delay, as client-go's reflectors back off to 30 s, and the delay after a failure to
- * reach the control plane. While it cannot be reached the heartbeat probes it every interval and wakes the watch as
- * soon as one gets through (sync.ts), so the watch need not probe it too: after its first failed attempt it waits
- * for that wake (or this long). With 5 s here, each of 5,000 agents retried every 2.5 to 5 s: over a thousand
- * refused connection attempts a second to a control plane that was down, each a TLS socket made on the agent's side
- * (in bench/herd-probe.ts, a third of the simulated agents' CPU, taken from the control plane starting on the same
- * machine). With exponential steps from 250 ms to this cap, an outage of 8 s still cost each agent six attempts: in
- * the herd-probe's first 14 s after the SIGKILL (the control plane served again after 8.4 s), 44 % of the CPU of the
- * simulated agents' processes.
+ * The default longest reconnect delay, as client-go's reflectors back off to 30 s. While the control plane cannot be
+ * reached the heartbeat probes it every interval and wakes the watch as soon as one gets through (sync.ts), so the
+ * watch need not probe it too. With 5 s here, each of 5,000 agents retried every 2.5 to 5 s: over a thousand refused
+ * connection attempts a second to a control plane that was down, each a TLS socket made on the agent's side (in
+ * bench/herd-probe.ts, a third of the simulated agents' CPU, taken from the control plane starting on the same machine).
  */
 export const RECONNECT_MAX_MS = 30_000;
 
@@ -49,10 +42,9 @@ export interface DeclarationWatchOptions {
   /** Called with each Declaration of a list (the control plane's copy, status included), before onDeclaration. */
   onListed?(obj: Declaration): Promise<void>;
   /**
-   * Reconnect delays: `maxMs` after a failure to reach the control plane, else `initialMs * 2^n` up to `maxMs`; each
-   * shortened by a random part of at most `jitter` (0 to 1). Default 250 ms, RECONNECT_MAX_MS and RECONNECT_JITTER:
-   * the agents of a mesh whose control plane restarted do not all retry at once, and `wake()` ends the wait when the
-   * heartbeat finds the control plane back.
+   * Reconnect delays: `initialMs * 2^n` up to `maxMs`, each shortened by a random part of at most `jitter` (0 to 1).
+   * Default 250 ms, RECONNECT_MAX_MS and RECONNECT_JITTER: the agents of a mesh whose control plane restarted do
+   * not all retry at once, and `wake()` ends the wait when the heartbeat finds the control plane back.
    */
   backoff?: { initialMs?: number; maxMs?: number; jitter?: number; random?: () => number };
   /** Default DEFAULT_WATCH_IDLE_TIMEOUT_MS (the server sends a bookmark or heartbeat every 30 s). */
@@ -95,7 +87,6 @@ export function startDeclarationWatch(opts: DeclarationWatchOptions): Declaratio
         logger.info('Observed Declaration deleted; kept running the last one received', { node });
       else await opts.onDeclaration(ev.object);
     },
-    awaitsWake: isUnreachable,
     onContact: () => reach.succeeded(),
     onFailure(e) {
       if (!reach.failed(e)) logger.error('Failed to watch Declaration', { node, error: (e as Error).message });

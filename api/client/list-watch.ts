@@ -6,8 +6,8 @@
  * last resourceVersion seen whenever a stream ends. A 410 (expired resourceVersion) relists at once (410s
  * in a row back off); a handler that throws makes it relist too, so nothing is skipped. Any other failure
  * (server unreachable, 5xx) goes to `onFailure` and is retried with exponential backoff on the injectable
- * clock, cut short by `wake()` or `stop()`; a failure `awaitsWake` claims waits the longest delay instead. A stream
- * silent for `idleTimeoutMs` (no event, no bookmark) is presumed dead and reopened.
+ * clock, cut short by `wake()` or `stop()`. A stream silent for `idleTimeoutMs` (no event, no bookmark) is
+ * presumed dead and reopened.
  */
 import { ApiError } from '../meta/api-error.ts';
 import { Backoff, realClock, sleep, type Clock, type Sleep, type TimerHandle } from '../meta/clock.ts';
@@ -42,12 +42,6 @@ export interface ListWatchOptions<T extends KubeObject = KubeObject> {
   onEvent(event: ObjectEvent<T>): void | Promise<void>;
   /** Called each time the server answered a list or opened a watch. */
   onContact?(): void;
-  /**
-   * True when failure `e` will be followed by a `wake()` once retrying can succeed (the agent's heartbeat probes the
-   * control plane and wakes its watch when one gets through): the pause is then the longest delay (`maxMs`,
-   * jittered) instead of the next step, so the loop does not probe a server that something else already probes.
-   */
-  awaitsWake?(e: unknown): boolean;
   /** Called with every failure except a 410, before the backoff; throw to end the loop. Default: logs it. */
   onFailure?(e: unknown, retryInMs: number): void;
 }
@@ -169,7 +163,7 @@ export function startListWatch<T extends KubeObject = KubeObject>(opts: ListWatc
       if (goneInARow++ > 0) await pause(backoff.next());
       return;
     }
-    const retryInMs = opts.awaitsWake?.(e) ? backoff.longest() : backoff.next();
+    const retryInMs = backoff.next();
     onFailure(e, retryInMs);
     await pause(retryInMs);
   }

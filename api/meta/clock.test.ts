@@ -39,14 +39,6 @@ test('1,000 clients that failed together spread their retries over the jitter wi
   assert.equal(b.peek(), 250, 'peek is the un-jittered upper bound');
 });
 
-test('longest() is the capped delay, jittered, from the first failure on; it counts the failure', () => {
-  const b = new Backoff({ baseMs: 250, maxMs: 5000, jitter: 0.5, random: () => 0.999999 });
-  assert.ok(Math.abs(b.longest() - 2500) < 0.01, 'the cap, shortened by the draw');
-  assert.equal(b.failures(), 1);
-  assert.equal(b.peek(), 500, 'the next step counts the failure longest() made');
-  assert.equal(new Backoff({ baseMs: 250, maxMs: 5000, jitter: 0.5, random: () => 0 }).longest(), 5000);
-});
-
 test('a jitter outside [0, 1] is refused', () => {
   assert.throws(() => new Backoff({ baseMs: 1, maxMs: 2, jitter: 1.5 }), /jitter must be from 0 to 1/);
   assert.throws(() => new Backoff({ baseMs: 1, maxMs: 2, jitter: -0.1 }), /jitter must be from 0 to 1/);

@@ -94,12 +94,6 @@ export class Backoff {
     return jittered(backoffDelay(this.baseMs, this.maxMs, this.count++), this.jitter, this.random);
   }
 
-  /** The delay at the cap (`maxMs`, jittered), whatever the count; counts one more failure. */
-  longest(): number {
-    this.count++;
-    return jittered(this.maxMs, this.jitter, this.random);
-  }
-
   /** The longest delay `next()` could return (the un-jittered one), without counting a failure. */
   peek(): number {
     return backoffDelay(this.baseMs, this.maxMs, this.count);
