@@ -4,7 +4,7 @@ import { X509Certificate, createHash } from 'node:crypto';
 import { connect, createServer, type TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { caPin } from '../../meta/ca-pin.ts';
-import { certInfo, createCA, issueServingCert, signedBy } from './pki.ts';
+import { certInfo, createCA, issueServingCert, signedBy, subjectAltNames } from './pki.ts';
 
 /** Serves `cert` on 127.0.0.1 and returns the outcome of a verifying handshake (checked against `servername`, else the IP). */
 async function handshake(
@@ -65,6 +65,37 @@ test('certificates carry the requested SANs, validity and CA flags', async () =>
   assert.equal(await signedBy(serving.certPem, ca.certPem), true);
   assert.equal(await signedBy(serving.certPem, (await createCA({ commonName: 'x' })).certPem), false);
   assert.match(serving.keyPem, /^-----BEGIN PRIVATE KEY-----\n/);
+});
+
+test('certInfo reads the exact validity the certificate was issued with (node:crypto, second precision)', async () => {
+  const ca = await createCA({ commonName: 'test-ca' });
+  const nowMs = Date.parse('2031-06-05T04:03:02.000Z');
+  const serving = await issueServingCert({
+    ca,
+    dnsNames: ['a.example'],
+    ipAddresses: [],
+    nowMs,
+    lifetimeMs: 3_600_000,
+  });
+  const info = certInfo(serving.certPem);
+  assert.equal(info.notBefore.toISOString(), '2031-06-05T03:58:02.000Z', 'back-dated five minutes');
+  assert.equal(info.notAfter.toISOString(), '2031-06-05T05:03:02.000Z');
+  assert.equal(await signedBy('not a certificate', ca.certPem), false);
+});
+
+test("subjectAltNames reads node:crypto's text, quoted values and IPv6 included", () => {
+  assert.deepEqual(subjectAltNames(''), []);
+  assert.deepEqual(subjectAltNames('DNS:a.example, IP Address:127.0.0.1, IP Address:FE80:0:0:0:0:0:0:1'), [
+    { type: 'DNS', value: 'a.example' },
+    { type: 'IP Address', value: '127.0.0.1' },
+    { type: 'IP Address', value: 'FE80:0:0:0:0:0:0:1' },
+  ]);
+  assert.deepEqual(subjectAltNames('DNS:"a, b", DNS:"q\\"x", DNS:c'), [
+    { type: 'DNS', value: 'a, b' },
+    { type: 'DNS', value: 'q"x' },
+    { type: 'DNS', value: 'c' },
+  ]);
+  assert.throws(() => subjectAltNames('garbage'), /unreadable subjectAltName/);
 });
 
 test('the CA pin of a CA made here is sha256 of the DER SubjectPublicKeyInfo (kubeadm-style pin)', async () => {

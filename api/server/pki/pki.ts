@@ -1,16 +1,27 @@
 /**
  * The control plane's PKI: its own CA and the API server's serving certificate (the CA pin that joining
- * nodes check is api/meta/ca-pin.ts). ECDSA P-256 via
- * @peculiar/x509 over Node's WebCrypto: no openssl, no hand-written ASN.1.
+ * nodes check is api/meta/ca-pin.ts). ECDSA P-256, made with @peculiar/x509 over Node's WebCrypto: no
+ * openssl, no hand-written ASN.1. Reading a certificate (`certInfo`, `signedBy`: every start checks the
+ * serving certificate) goes through node:crypto's X509Certificate, so @peculiar/x509 is loaded only when a
+ * certificate is made (a first start, a renewal): loading it took about a quarter of the control plane's start.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
+import type * as X509 from '@peculiar/x509';
 
 /** Node's global Web Crypto (the same object as `node:crypto` webcrypto), typed as the standard `Crypto`. */
 const crypto: Crypto = globalThis.crypto;
-x509.cryptoProvider.set(crypto);
+
+let peculiar: Promise<typeof X509> | undefined;
+/** @peculiar/x509 (with the reflect-metadata it needs) over Node's WebCrypto, loaded by the first certificate made. */
+function loadX509(): Promise<typeof X509> {
+  return (peculiar ??= import('reflect-metadata')
+    .then(() => import('@peculiar/x509'))
+    .then((x509) => {
+      x509.cryptoProvider.set(crypto);
+      return x509;
+    }));
+}
 
 const EC_ALG = { name: 'ECDSA', namedCurve: 'P-256' } as const;
 const SIGNING_ALG = { name: 'ECDSA', hash: 'SHA-256' } as const;
@@ -33,6 +44,7 @@ export interface CreateCaOptions {
 
 /** Creates a self-signed CA (P-256) for the control plane. */
 export async function createCA(opts: CreateCaOptions): Promise<CertAndKey> {
+  const x509 = await loadX509();
   const keys = await crypto.subtle.generateKey(EC_ALG, true, ['sign', 'verify']);
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
@@ -71,11 +83,12 @@ export interface IssueServingCertOptions {
 
 /** Issues a TLS server certificate signed by `ca`, with the given DNS and IP subject alternative names. */
 export async function issueServingCert(opts: IssueServingCertOptions): Promise<CertAndKey> {
+  const x509 = await loadX509();
   const caCert = new x509.X509Certificate(opts.ca.certPem);
   const caKey = await importKeyPem(opts.ca.keyPem);
   const keys = await crypto.subtle.generateKey(EC_ALG, true, ['sign', 'verify']);
   const now = opts.nowMs ?? Date.now();
-  const names: x509.JsonGeneralNames = [
+  const names: X509.JsonGeneralNames = [
     ...opts.dnsNames.map((value) => ({ type: 'dns' as const, value })),
     ...opts.ipAddresses.map((value) => ({ type: 'ip' as const, value })),
   ];
@@ -110,22 +123,50 @@ export interface CertInfo {
 
 /** Reads the SANs and validity of a PEM certificate. */
 export function certInfo(certPem: string): CertInfo {
-  const cert = new x509.X509Certificate(certPem);
-  const san = cert.getExtension(x509.SubjectAlternativeNameExtension);
-  const json = san?.names.toJSON() ?? [];
+  const cert = new X509Certificate(certPem);
+  const names = subjectAltNames(cert.subjectAltName ?? '');
   return {
-    dnsNames: json.filter((n) => n.type === 'dns').map((n) => n.value),
-    ipAddresses: json.filter((n) => n.type === 'ip').map((n) => normalizeIp(n.value)),
-    notBefore: cert.notBefore,
-    notAfter: cert.notAfter,
+    dnsNames: names.filter((n) => n.type === 'DNS').map((n) => n.value),
+    ipAddresses: names.filter((n) => n.type === 'IP Address').map((n) => normalizeIp(n.value)),
+    // OpenSSL's text, e.g. `Dec  2 20:19:12 2026 GMT`, which Date parses.
+    notBefore: new Date(cert.validFrom),
+    notAfter: new Date(cert.validTo),
   };
+}
+
+/**
+ * The entries of node:crypto's `subjectAltName` text: `DNS:a.example, IP Address:127.0.0.1, …`, where a value that
+ * holds a comma, a quote or another character needing it is a JSON string (`DNS:"a,b"`), as Node writes it.
+ */
+export function subjectAltNames(text: string): Array<{ type: string; value: string }> {
+  const out: Array<{ type: string; value: string }> = [];
+  let i = 0;
+  while (i < text.length) {
+    const colon = text.indexOf(':', i);
+    if (colon < 0) throw new Error(`unreadable subjectAltName: ${text}`);
+    const type = text.slice(i, colon);
+    let value: string;
+    let end: number;
+    if (text[colon + 1] === '"') {
+      const m = /^"(?:[^"\\]|\\.)*"/.exec(text.slice(colon + 1));
+      if (!m) throw new Error(`unreadable subjectAltName: ${text}`);
+      value = JSON.parse(m[0]) as string;
+      end = colon + 1 + m[0].length;
+    } else {
+      end = text.indexOf(', ', colon + 1);
+      if (end < 0) end = text.length;
+      value = text.slice(colon + 1, end);
+    }
+    out.push({ type, value });
+    i = end + 2;
+  }
+  return out;
 }
 
 /** True when `certPem` carries a valid signature by the CA in `caPem`. */
 export async function signedBy(certPem: string, caPem: string): Promise<boolean> {
   try {
-    const ca = new x509.X509Certificate(caPem);
-    return await new x509.X509Certificate(certPem).verify({ publicKey: ca.publicKey, signatureOnly: true });
+    return new X509Certificate(certPem).verify(new X509Certificate(caPem).publicKey);
   } catch {
     return false;
   }
@@ -138,11 +179,13 @@ export function normalizeIp(ip: string): string {
 }
 
 async function exportKeyPem(key: CryptoKey): Promise<string> {
+  const x509 = await loadX509();
   const der = await crypto.subtle.exportKey('pkcs8', key);
   return x509.PemConverter.encode(der, 'PRIVATE KEY') + '\n';
 }
 
 async function importKeyPem(pem: string): Promise<CryptoKey> {
+  const x509 = await loadX509();
   const der = x509.PemConverter.decodeFirst(pem);
   return crypto.subtle.importKey('pkcs8', der, EC_ALG, false, ['sign']);
 }
