@@ -235,9 +235,10 @@ async function main() {
   console.log(`Each node's files are under ${join(home, 'nodes', '<node>', 'root')}; logs in ${join(home, 'logs')}.`);
   console.log('Point meshctl (and kubectl) at it from another terminal:\n');
   console.log(`export MESHCONFIG=${meshconfig}`);
+  console.log(`export KUBECONFIG=${meshconfig}`);
   console.log(`export PATH=${join(dist, 'bin')}:$PATH\n`);
   console.log(
-    `Then try: meshctl get nodes; meshctl logs node-a greeter-on-node-a/service -f (the greeter's output, which its agent also keeps in ${join(home, 'nodes', 'node-a', 'state', 'logs')});`,
+    `Then try: meshctl get nodes (or kubectl get nodes); meshctl logs node-a greeter-on-node-a/service -f (the greeter's output, which its agent also keeps in ${join(home, 'nodes', 'node-a', 'state', 'logs')});`,
   );
   console.log(
     `kill the control plane (kill -9 ${children[0].child.pid}) and watch the greeter keep writing, then press Enter`,

@@ -1,13 +1,14 @@
 // Issue 3's local mesh (`npm start` = hack/local-mesh.mjs) end to end: the real script over a private build
 // of dist/ (see cli-harness.ts: parallel test files never share a dist/), MESHCTL_HOME in a temp dir.
-// It prints `export MESHCONFIG=…`; meshctl then lists the three nodes; node-a serves the example route over
+// It prints `export MESHCONFIG=…` and `export KUBECONFIG=…`; meshctl and kubectl then list the three nodes; node-a serves the example route over
 // HTTPS and the recovery clock is printed; the greeter writes on node-a (and not
 // on node-c); killing the control plane stops no greeter; Enter starts it again and the agents reconnect;
 // SIGTERM stops every process it started.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '../../api/client/http-client.ts';
 import { loadMeshconfig } from '../../api/client/meshconfig.ts';
@@ -60,6 +61,26 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
     return rows.map((row) => row.split(/\s+/)[0]).sort();
   };
   assert.deepEqual(await names(), LOCAL_NODES, 'exactly the three nodes');
+  // kubectl, pointed at it by the printed KUBECONFIG line (it does not read MESHCONFIG), lists them too.
+  const kubeconfig = /^export KUBECONFIG=(.+)$/m.exec(mesh.stdout())?.[1];
+  assert.equal(kubeconfig, meshconfig, `the KUBECONFIG line names the admin meshconfig:\n${mesh.stdout()}`);
+  const kubectlHome = mkdtempSync(join(tmpdir(), 'meshctl-local-mesh-kubectl-'));
+  t.after(() => rmSync(kubectlHome, { recursive: true, force: true }));
+  const kubectl = spawnSync('kubectl', ['get', 'nodes'], {
+    env: { ...process.env, KUBECONFIG: kubeconfig, HOME: kubectlHome },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  assert.equal(kubectl.status, 0, `${kubectl.stdout}\n${kubectl.stderr}`);
+  assert.deepEqual(
+    kubectl.stdout
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((row) => row.split(/\s+/)[0])
+      .sort(),
+    LOCAL_NODES,
+  );
   // The overlay: every node's address and key are printed, and why there are no interfaces.
   for (const n of LOCAL_NODES) {
     const row =
