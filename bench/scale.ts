@@ -170,7 +170,7 @@ async function measureN(n: number): Promise<ScaleRow> {
     const t0 = performance.now();
     const heartbeatWindows: number[] = [];
     for (let i = 0; i < CPU_WINDOWS; i++) heartbeatWindows.push(await cpuPercent(mesh.cp.pid, CPU_WINDOW_MS));
-    const heartbeatCpu = heartbeatWindows.reduce((a, b) => a + b, 0) / heartbeatWindows.length;
+    const heartbeatCpu = summarize(heartbeatWindows).mean;
     const rates = ratesBetween(counted, await requestCounts(client), (performance.now() - t0) / 1000);
     const steadyRss = memoryOf(mesh.cp.pid).rssMiB;
     memory.phase('all-nodes change');

@@ -1,7 +1,7 @@
 // Issue 3's local mesh (`npm start` = hack/local-mesh.mjs) end to end: the real script over a private build
 // of dist/ (see cli-harness.ts: parallel test files never share a dist/), MESHCTL_HOME in a temp dir.
-// It prints `export MESHCONFIG=…` and `export KUBECONFIG=…`; meshctl and kubectl then list the three nodes; node-a serves the example route over
-// HTTPS and the recovery clock is printed; the greeter writes on node-a (and not
+// It prints `export MESHCONFIG=…` and `export KUBECONFIG=…`; meshctl and kubectl then list the three nodes;
+// node-a serves the example route over HTTPS and the recovery clock is printed; the greeter writes on node-a (and not
 // on node-c); killing the control plane stops no greeter; Enter starts it again and the agents reconnect;
 // SIGTERM stops every process it started.
 import { after, before, test } from 'node:test';
@@ -20,6 +20,7 @@ import { REPO_ROOT } from '../harness.ts';
 import { logPath } from '../../agent/drivers/log-file.ts';
 import { cmdline, isRunning, pidsWithTag } from './mesh-helpers.ts';
 import { httpsGet } from './route-helpers.ts';
+import { kubectlEnv } from './kubectl-helpers.ts';
 
 let cli: BuiltCli & { dir: string };
 before(async () => {
@@ -53,12 +54,16 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
     new RegExp(`mesh-control-plane\\.js --data-dir ${home}/control-plane `),
     'the printed pid is the control plane',
   );
+  /** The NAME column of a `get nodes` table, sorted. */
+  const nameColumn = (table: string): string[] => {
+    const [header, ...rows] = table.trim().split('\n');
+    assert.match(header ?? '', /^NAME\s/);
+    return rows.map((row) => row.split(/\s+/)[0]).sort();
+  };
   const names = async (): Promise<string[]> => {
     const r = await cli.run(['get', 'nodes'], { config: meshconfig });
     assert.equal(r.code, 0, r.stderr);
-    const [header, ...rows] = r.stdout.trim().split('\n');
-    assert.match(header ?? '', /^NAME\s/);
-    return rows.map((row) => row.split(/\s+/)[0]).sort();
+    return nameColumn(r.stdout);
   };
   assert.deepEqual(await names(), LOCAL_NODES, 'exactly the three nodes');
   // kubectl, pointed at it by the printed KUBECONFIG line (it does not read MESHCONFIG), lists them too.
@@ -67,20 +72,12 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
   const kubectlHome = mkdtempSync(join(tmpdir(), 'meshctl-local-mesh-kubectl-'));
   t.after(() => rmSync(kubectlHome, { recursive: true, force: true }));
   const kubectl = spawnSync('kubectl', ['get', 'nodes'], {
-    env: { ...process.env, KUBECONFIG: kubeconfig, HOME: kubectlHome },
+    env: kubectlEnv(kubectlHome, { KUBECONFIG: kubeconfig ?? '' }),
     encoding: 'utf8',
     timeout: 30_000,
   });
   assert.equal(kubectl.status, 0, `${kubectl.stdout}\n${kubectl.stderr}`);
-  assert.deepEqual(
-    kubectl.stdout
-      .trim()
-      .split('\n')
-      .slice(1)
-      .map((row) => row.split(/\s+/)[0])
-      .sort(),
-    LOCAL_NODES,
-  );
+  assert.deepEqual(nameColumn(kubectl.stdout), LOCAL_NODES, 'kubectl lists the three nodes');
   // The overlay: every node's address and key are printed, and why there are no interfaces.
   for (const n of LOCAL_NODES) {
     const row =
