@@ -10,9 +10,11 @@
  * simulated agents. Once every watch is open and 20 s more have passed, it prints the server's CPU in three 30 s
  * windows (with their bounds in the clock of a `--cpu-prof` profile).
  *
- * `BALLAST=K` first fills the server's heap with K small objects that live as long as it (200,000 ≈ 280 MiB, about
+ * `BALLAST=K` first fills the server's heap with K small objects that live as long as it (200,000 ≈ 230 MiB, about
  * the control plane's heap at N = 5,000), to see what the size of the heap alone costs per request. `B2B=1` instead
  * sends 3,000 PATCHes one after another over one connection and prints the server's CPU per request.
+ *
+ * `TIMERS` and `TTLS` add timers like the control plane's WorkQueue delays (startTimers).
  *
  * Run: `N=5000 node --max-old-space-size=1024 --import tsx bench/bare-https-probe.ts` (more than 1,000 agents under
  * the machine's bench lock).
@@ -83,7 +85,19 @@ function answer(res: ServerResponse, code: number, body: string): void {
 /** The ballast (module-level: a local the function no longer reads could be collected). */
 const ballast: unknown[] = [];
 
+/**
+ * `TIMERS=K`: K keys re-armed like the Node controller's rechecks (each due again 30–40 s after it fired, a delay
+ * that differs per key, so each a Node timer list of its own), and `TTLS=K` timers an hour away at distinct delays
+ * (the event-TTL controller's): what the control plane's WorkQueue timers cost on their own.
+ */
+function startTimers(): void {
+  const recheck = (): void => void setTimeout(recheck, 30_000 + Math.floor(Math.random() * 10_000));
+  for (let k = 0; k < Number(process.env.TIMERS ?? 0); k++) setTimeout(recheck, Math.floor(Math.random() * 40_000));
+  for (let k = 0; k < Number(process.env.TTLS ?? 0); k++) setTimeout(() => {}, 3_600_000 + k);
+}
+
 async function server(): Promise<void> {
+  startTimers();
   for (let i = 0; i < Number(process.env.BALLAST ?? 0); i++)
     ballast.push(JSON.parse(JSON.stringify(nodeObject(i, ''))));
   const dir = mkdtempSync(join(tmpdir(), 'meshctl-bare-'));
