@@ -28,6 +28,7 @@ import { join } from 'node:path';
 import { ensureControlPlaneFiles } from '../api/server/pki/first-start.ts';
 import { KEEP_ALIVE_TIMEOUT_MS, TLS_SETTINGS } from '../api/server/listen.ts';
 import { sleep } from './lib/load.ts';
+import { cpuSecondsOf } from './lib/proc.ts';
 
 const N = Number(process.env.N ?? 1000);
 const WORKERS = 3;
@@ -132,10 +133,7 @@ async function server(): Promise<void> {
   const port = String((srv.address() as { port: number }).port);
   const heap = `${ballast.length} objects, heap used ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MiB`;
   const spawn = (args: string[]) => fork(import.meta.filename, args, { execArgv: ['--import', 'tsx'] });
-  const cpu = (): number => {
-    const u = process.cpuUsage();
-    return (u.user + u.system) / 1e6;
-  };
+  const cpu = (): number => cpuSecondsOf('self');
   if (process.env.B2B) {
     const c0 = cpu();
     await new Promise((r) => spawn(['b2b', port]).on('exit', r));
@@ -198,13 +196,7 @@ async function agents(port: number, worker: number): Promise<void> {
     w.on('error', () => {});
     w.end();
     const beat = (): void => {
-      request(
-        port,
-        calls,
-        'PATCH',
-        path,
-        JSON.stringify({ status: { ...nodeObject(i, new Date().toISOString()).status } }),
-      );
+      request(port, calls, 'PATCH', path, JSON.stringify({ status: nodeObject(i, new Date().toISOString()).status }));
       setTimeout(beat, 10_000 * (0.9 + 0.2 * Math.random()));
     };
     setTimeout(beat, 10_000 * Math.random());
@@ -229,6 +221,9 @@ async function backToBack(port: number): Promise<void> {
   process.exit(0);
 }
 
+// A forked client ends with the server that forked it, however that one ends.
+if (mode !== 'server') process.on('disconnect', () => process.exit(0));
 if (mode === 'server') await server();
 else if (mode === 'agents') await agents(Number(portArg), Number(workerArg));
-else await backToBack(Number(portArg));
+else if (mode === 'b2b') await backToBack(Number(portArg));
+else throw new Error(`unknown mode ${JSON.stringify(mode)}: run it without arguments`);
