@@ -2,7 +2,8 @@
  * Events expire, as kube's event TTL does: an Event is deleted `ttlMs` (default 1 h) after its
  * `metadata.creationTimestamp`, which the server stamps (an event's own `lastTimestamp` is what its reporter
  * claims, so it is not trusted to keep the event alive). A younger event is looked at again when it is due
- * (`requeueAfter`), by the controller's clock. What a node may create is bounded apart from this, by its event
+ * (`requeueAfter`), by the controller's clock. Creation timestamps are whole seconds, so the events created in one
+ * second fall due together and share one timer of the work queue. What a node may create is bounded apart from this, by its event
  * quota (api/server/access/event-quota.ts).
  */
 import { isReason } from '../api/meta/api-error.ts';

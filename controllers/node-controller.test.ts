@@ -62,6 +62,24 @@ test("a heartbeat makes a node reachable at the control plane's time; silence fl
   assert.equal(back.since, iso(T0 + 3645 * S));
 });
 
+test('a node heard between whole seconds is marked unreachable less than a second after its grace period ran out', async (t) => {
+  const { clock } = await startController(t);
+  await createNode('offbeat');
+  clock.advance(5 * S + 300);
+  await heartbeat('offbeat');
+  await waitCondition('offbeat', 'Reachable', 'True', 'HeartbeatReceived');
+  clock.advance(40 * S - 1);
+  await quiet();
+  assert.equal(
+    (await conditionOf('offbeat', 'Reachable'))?.status,
+    'True',
+    'still reachable 1 ms before the grace period ends',
+  );
+  clock.advance(T0 + 46 * S - clock.now());
+  const down = await waitCondition('offbeat', 'Reachable', 'False', 'HeartbeatMissed');
+  assert.equal(down.since, iso(T0 + 46 * S), 'the recheck of a 40 s grace period is rounded up to the whole second');
+});
+
 test('heartbeats within the grace period keep a node reachable, and lastTransitionTime moves only on flips', async (t) => {
   const { clock } = await startController(t);
   await createNode('steady');

@@ -12,7 +12,8 @@
  * conditions. It also raises declaration.appliedGeneration to the Declaration status's appliedGeneration
  * (appliedGeneration in node-reachability.ts): the agent reports an apply there at once and on the Node only
  * with its next heartbeat, which then changes nothing but the contact time (so a change applied on every node
- * costs one Node write per node, the controller's, not the agent's heartbeat besides). It looks again exactly when a reachable node's grace period would run out (requeueAfter),
+ * costs one Node write per node, the controller's, not the agent's heartbeat besides). It looks again when a reachable node's grace period would run out (requeueAfter), rounded up to the whole
+ * second so that the rechecks of many nodes share a timer (RECHECK_SLOT_MS),
  * and never touches a node's assignments or Declaration: an unreachable node keeps its modules (ADR 0036).
  *
  * lastSeen is kept like a Kubernetes node Lease: the time of the last heartbeat lives in memory
@@ -40,6 +41,7 @@ import {
   type Verdict,
 } from './node-reachability.ts';
 import { realClock, type Clock } from '../api/meta/clock.ts';
+import { WorkQueue } from '../api/client/work-queue.ts';
 import { createController, type Controller, type Reconciler, type Result } from './runtime/controller.ts';
 import { informersFor, type ControllerOptions, type Informers } from './runtime/manager.ts';
 
@@ -57,6 +59,12 @@ export interface NodeControllerOptions extends ControllerOptions {
    */
   heartbeats?: { onBeat(fn: (node: string, atMs: number) => void): void };
 }
+
+/**
+ * The rechecks are rounded up to this (WorkQueueOptions.slotMs): a silent node is marked unreachable less than a
+ * second after its grace period ran out, and 5,000 nodes' rechecks arm one timer a second instead of one per node.
+ */
+export const RECHECK_SLOT_MS = 1000;
 
 /** The default of NodeControllerOptions.lastSeenPersistMs. */
 export const LAST_SEEN_PERSIST_MS = 30_000;
@@ -86,6 +94,7 @@ export function createNodeController(opts: NodeControllerOptions): Controller {
     reconciler,
     workers: opts.workers ?? 2,
     clock,
+    queue: new WorkQueue({ clock, slotMs: RECHECK_SLOT_MS }),
     logger: manager.logger,
     sources: [
       { informer: caches.nodes },

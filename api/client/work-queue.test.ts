@@ -145,6 +145,60 @@ test('addAfter hands keys out in order of due time; the earliest delay of a key 
   assert.equal(q.len(), 1, 'a zero delay adds at once');
 });
 
+test('keys due at the same time share one timer', async () => {
+  const clock = new FakeClock();
+  const q = new WorkQueue({ clock });
+  for (const k of ['a', 'b', 'c']) q.addAfter(k, 20);
+  q.addAfter('d', 30);
+  assert.equal(clock.pending(), 2);
+  q.addAfter('d', 20);
+  assert.equal(clock.pending(), 1, "d's earlier delay joins a, b and c; its later timer, now empty, is disarmed");
+  clock.advance(19);
+  assert.equal(q.len(), 0);
+  clock.advance(1);
+  assert.deepEqual(await drain(q), ['a', 'b', 'c', 'd']);
+  assert.equal(clock.pending(), 0);
+});
+
+test('with slotMs, a delay of ten slots or more is rounded up to the end of its slot; shorter ones stay exact', async () => {
+  const clock = new FakeClock({ start: 1_000_250 });
+  const q = new WorkQueue({ clock, slotMs: 1000 });
+  // 5,000 nodes' rechecks due at times spread over 30-33 s: one timer per second, not one per key.
+  for (let i = 0; i < 5000; i++) q.addAfter(`node-${i}`, 30_000 + Math.floor((i * 3000) / 5000));
+  assert.equal(clock.pending(), 4, 'due at 1,030,250-1,033,249 ms: slots ending at 1,031,000 to 1,034,000');
+  q.addAfter('retry', 5);
+  q.addAfter('soon', 9_999);
+  assert.equal(clock.pending(), 6, 'delays under ten slots get their own exact timers');
+  clock.advance(5);
+  assert.deepEqual(await drain(q), ['retry']);
+  clock.advance(9_993);
+  assert.equal(q.len(), 0);
+  clock.advance(1);
+  assert.deepEqual(await drain(q), ['soon']);
+
+  // The first key, due at 1,030,250, is not added before it is due, and comes with the rest of its slot.
+  clock.advance(1_030_249 - clock.now());
+  assert.equal(q.len(), 0);
+  clock.advance(1_030_999 - clock.now());
+  assert.equal(q.len(), 0, 'a slot fires at its end');
+  clock.advance(1);
+  const first = await drain(q);
+  assert.equal(first.length, 1252, 'the keys due in 1,030,250-1,031,000 ms');
+  assert.equal(first[0], 'node-0');
+  clock.advance(3000);
+  assert.equal((await drain(q)).length, 3748);
+  assert.equal(clock.pending(), 0);
+
+  // The earliest delay of a key still wins across slots, and shutDown disarms the slots.
+  q.addAfter('x', 60_000);
+  q.addAfter('x', 20_000);
+  q.addAfter('y', 40_000);
+  assert.equal(clock.pending(), 2, "x's later slot held no other key and was disarmed");
+  q.shutDown();
+  assert.equal(clock.pending(), 0);
+  assert.throws(() => new WorkQueue({ slotMs: 0 }), /slotMs must be positive/);
+});
+
 test('shutDown drains queued keys, then get resolves undefined; later adds are ignored', async () => {
   const clock = new FakeClock();
   const q = new WorkQueue({ clock });
