@@ -1,7 +1,8 @@
 /**
  * The Node controller against the real API server and store (in-process, port 0), through the real HTTP
  * client, run by the controller manager — with the controller's clock a FakeClock, so grace periods pass
- * in microseconds and "exactly when the grace period runs out" is checked to the millisecond. Heartbeats
+ * in microseconds and when a node flips is checked to the millisecond: exactly at the end of its grace period for a
+ * heartbeat heard at a whole second, at the next whole second otherwise (the recheck's slot). Heartbeats
  * are the agent's real write (a merge patch of Node status) carrying a deliberately wrong agent clock.
  */
 import { test } from 'node:test';
