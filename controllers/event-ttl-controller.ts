@@ -3,8 +3,8 @@
  * `metadata.creationTimestamp`, which the server stamps (an event's own `lastTimestamp` is what its reporter
  * claims, so it is not trusted to keep the event alive). A younger event is looked at again when it is due
  * (`requeueAfter`), by the controller's clock. Creation timestamps are whole seconds, so the events created in one
- * second fall due together and share one timer of the work queue. What a node may create is bounded apart from this, by its event
- * quota (api/server/access/event-quota.ts).
+ * second fall due together and share one timer of the work queue. What a node may create is bounded apart from
+ * this, by its event quota (api/server/access/event-quota.ts).
  */
 import { isReason } from '../api/meta/api-error.ts';
 import { realClock, type Clock } from '../api/meta/clock.ts';

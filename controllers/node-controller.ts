@@ -12,9 +12,10 @@
  * conditions. It also raises declaration.appliedGeneration to the Declaration status's appliedGeneration
  * (appliedGeneration in node-reachability.ts): the agent reports an apply there at once and on the Node only
  * with its next heartbeat, which then changes nothing but the contact time (so a change applied on every node
- * costs one Node write per node, the controller's, not the agent's heartbeat besides). It looks again when a reachable node's grace period would run out (requeueAfter), rounded up to the whole
- * second so that the rechecks of many nodes share a timer (RECHECK_SLOT_MS),
- * and never touches a node's assignments or Declaration: an unreachable node keeps its modules (ADR 0036).
+ * costs one Node write per node, the controller's, not the agent's heartbeat besides). It looks again when a
+ * reachable node's grace period would run out (requeueAfter), rounded up to the whole second so that the rechecks
+ * of many nodes share a timer (RECHECK_SLOT_MS), and never touches a node's assignments or Declaration: an
+ * unreachable node keeps its modules (ADR 0036).
  *
  * lastSeen is kept like a Kubernetes node Lease: the time of the last heartbeat lives in memory
  * (HeartbeatTracker) and decides reachability; the stored lastSeen is rewritten only once it is a persist

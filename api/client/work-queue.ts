@@ -26,7 +26,7 @@ export interface WorkQueueOptions {
    *
    * Why: Node keeps a list per distinct timer duration and wakes once per distinct due time. The Node controller
    * rechecks every node when its grace period would run out, at a time that differs per node: at 5,000 nodes that
-   * was ~125 wake-ups a second and ~14,000 timers, worth about 4 points of a core (bench/RESULTS.md §9).
+   * was ~125 wake-ups a second among ~14,000 timers, about 2 points of a core (bench/RESULTS.md §9).
    */
   slotMs?: number;
 }
