@@ -15,6 +15,13 @@
  * caches (the pure renderer) and, while the Declaration controller has yet to write that rendering, writes
  * nothing: a status computed then would describe a Declaration about to be replaced (e.g. `Pending` on a
  * generation the node will never be sent) and be rewritten at once. The Declaration's write requeues it.
+ *
+ * In the control plane it also yields to the Declaration controller (`yieldTo`, see
+ * addDeclarationAndAssignmentControllers): while that controller has Declarations to write, no Assignment is
+ * reconciled, for at most YIELD_MAX_MS of one busy spell. A change to a module on every node is then written to
+ * every Declaration first and the statuses follow, so it reaches the nodes sooner, and an Assignment is reconciled
+ * about once instead of at each write of its node's Declaration. At 5,000 nodes (bench/fan-probe.ts, two runs of
+ * each interleaved, 5 changes each) the last node applied after 6.6–8.8 s (mean 7.6) instead of 7.8–12.2 s (9.4).
  */
 import type { Client } from '../api/client/types.ts';
 import { findCondition } from '../api/meta/conditions.ts';
@@ -27,14 +34,19 @@ import { APPLIED, assignmentStatus, statusDiffers } from './assignment-status.ts
 import { realClock, type Clock } from '../api/meta/clock.ts';
 import { rfc3339 } from '../api/meta/timestamp.ts';
 import { createController, type Controller, type Reconciler } from './runtime/controller.ts';
+import type { WorkQueue } from '../api/client/work-queue.ts';
 import type { Informer } from '../api/client/informer.ts';
-import { informersFor, type ControllerOptions, type Informers } from './runtime/manager.ts';
+import { informersFor, type ControllerOptions, type Informers, type Manager } from './runtime/manager.ts';
+import { createDeclarationController } from './declaration-controller.ts';
 import { addCacheIndexes, BY_MODULE, BY_NODE, namesOf } from './cache-indexes.ts';
 import { renderNode } from './node-rendering.ts';
 import { nodeRenderInputsChanged } from './render-inputs.ts';
 
 /** Options of createAssignmentController. */
-export type AssignmentControllerOptions = ControllerOptions;
+export interface AssignmentControllerOptions extends ControllerOptions {
+  /** The Declaration controller's queue: no Assignment is reconciled while it is busy (see createController). */
+  yieldTo?: WorkQueue;
+}
 
 /** The informers the controller reads from. */
 type Caches = Informers<'nodes' | 'assignments' | 'modules' | 'declarations' | 'meshes' | 'routes'>;
@@ -52,6 +64,7 @@ export function createAssignmentController(opts: AssignmentControllerOptions): C
     reconciler,
     workers: opts.workers ?? ASSIGNMENT_WORKERS,
     clock,
+    yieldTo: opts.yieldTo,
     logger: manager.logger,
     sources: [
       { informer: caches.assignments },
@@ -65,6 +78,16 @@ export function createAssignmentController(opts: AssignmentControllerOptions): C
       { informer: caches.modules, keys: (obj) => assignmentsOfModule(obj.metadata.name ?? '', caches.assignments) },
     ],
   });
+}
+
+/**
+ * Adds the Declaration controller, and this one yielding to it, as the control plane runs them (controllers/main.ts;
+ * the end-to-end controller tests run the same pair: test/e2e/controllers-harness.ts).
+ */
+export function addDeclarationAndAssignmentControllers(manager: Manager): void {
+  const declarations = createDeclarationController({ manager });
+  manager.add(declarations);
+  manager.add(createAssignmentController({ manager, yieldTo: declarations.queue }));
 }
 
 /**

@@ -15,8 +15,7 @@ import { isLoopback, serverUrl } from '../api/server/pki/serving-names.ts';
 import { openStore, storeLogTo } from '../api/store/index.ts';
 import { createInProcessClient } from '../api/server/in-process-transport.ts';
 import { loadMeshconfig } from '../api/client/meshconfig.ts';
-import { createAssignmentController } from './assignment-controller.ts';
-import { createDeclarationController } from './declaration-controller.ts';
+import { addDeclarationAndAssignmentControllers } from './assignment-controller.ts';
 import { checkControlPlaneNode } from './check-control-plane-node.ts';
 import { ensureMesh } from './ensure-mesh.ts';
 import { createEventTtlController } from './event-ttl-controller.ts';
@@ -228,8 +227,7 @@ async function run(flags: Flags): Promise<void> {
   // the same handler — in process, without TLS or HTTP (api/server/in-process-transport.ts).
   const client = createInProcessClient({ app, config: loadMeshconfig(files.meshconfigPath) });
   const manager = createManager({ client, logger });
-  manager.add(createDeclarationController({ manager }));
-  manager.add(createAssignmentController({ manager }));
+  addDeclarationAndAssignmentControllers(manager);
   manager.add(createNodeController({ manager, heartbeats: access.leases }));
   manager.add(createOverlayController({ manager }));
   manager.add(createEventTtlController({ manager }));

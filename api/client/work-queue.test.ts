@@ -222,3 +222,33 @@ test('shutDown drains queued keys, then get resolves undefined; later adds are i
   idle.shutDown();
   assert.deepEqual(await Promise.all(blocked), [undefined, undefined], 'waiting workers are released');
 });
+
+test('busy while a key is queued or in process, not while only delayed; idle() resolves when the last one is done', async () => {
+  const clock = new FakeClock();
+  const q = new WorkQueue({ clock });
+  assert.equal(q.busy(), false);
+  let idled = 0;
+  await q.idle().then(() => idled++);
+  assert.equal(idled, 1, 'an idle queue resolves at once');
+  q.addAfter('later', 1000);
+  assert.equal(q.busy(), false, 'a delayed key is not work yet');
+  q.add('a');
+  q.add('b');
+  assert.equal(q.busy(), true);
+  void q.idle().then(() => idled++);
+  const a = (await q.get()) as string;
+  q.add(a); // dirty: queued again at done
+  q.done(a);
+  const b = (await q.get()) as string;
+  const again = (await q.get()) as string;
+  q.done(b);
+  await settle();
+  assert.equal(idled, 1, `not idle while ${again} is in process`);
+  assert.equal(q.busy(), true);
+  q.done(again);
+  await settle();
+  assert.equal(idled, 2, 'idle once the last key in process is done');
+  assert.equal(q.busy(), false);
+  clock.advance(1000);
+  assert.equal(q.busy(), true, 'the delayed key fell due');
+});

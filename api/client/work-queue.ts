@@ -8,6 +8,8 @@
  *   backoff (`baseDelayMs * 2^n`, capped at `maxDelayMs`) that `forget(key)` resets.
  * - Keys due at the same time share one timer. With `slotMs`, long delays are rounded up to the end of a slot,
  *   so that a queue holding a recheck per node arms one timer a slot rather than one per node (see slotMs).
+ * - `idle()` resolves once no key is queued or being processed (delayed keys do not count), so that other work can
+ *   wait for this queue's (controllers/runtime/controller.ts, `yieldTo`).
  * - After `shutDown()`, adds are ignored and `get()` drains what is queued, then resolves `undefined`.
  */
 import { KeyedBackoff, realClock, type Clock, type TimerHandle } from '../meta/clock.ts';
@@ -47,6 +49,8 @@ export class WorkQueue {
   private readonly dirty = new Set<string>();
   private readonly processing = new Set<string>();
   private readonly waiters: Array<(key: string | undefined) => void> = [];
+  /** Callers of `idle()`, told when the queue is next idle. */
+  private idleWaiters: Array<() => void> = [];
   /** When each delayed key is due, and the keys due at each time. */
   private readonly delayed = new Map<string, number>();
   private readonly dues = new Map<number, Due>();
@@ -84,6 +88,22 @@ export class WorkQueue {
       this.queue.push(key);
       this.dispatch();
     }
+    if (!this.busy() && this.idleWaiters.length > 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  /** True while a key is queued or being processed (a delayed key is neither until it falls due). */
+  busy(): boolean {
+    return this.queue.length > 0 || this.processing.size > 0;
+  }
+
+  /** Resolves once the queue is not `busy()`: at once if it is not, else when the last key in process is done. */
+  idle(): Promise<void> {
+    if (!this.busy()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   /** Adds `key` after `ms` (rounded up to a slot when long, see slotMs); of several pending delays for one key, the earliest wins. */

@@ -206,3 +206,61 @@ test('workers let the event loop run between keys, also when no reconcile waits 
   await eventually(async () => assert.equal(reconciled, 10_000, 'every key reconciled'));
   await c.stop();
 });
+
+test("a controller that yields to another's queue reconciles nothing while it is busy, for at most yieldMaxMs of a spell", async () => {
+  const clock = new FakeClock();
+  const other = new WorkQueue({ clock });
+  const queue = new WorkQueue({ clock });
+  const reconciled: string[] = [];
+  const controller = createController({
+    name: 'status',
+    queue,
+    clock,
+    logger: memoryLogger(),
+    workers: 2,
+    yieldTo: other,
+    yieldMaxMs: 10_000,
+    reconciler: { reconcile: async (key) => void reconciled.push(key) },
+  });
+  /** Lets the other queue's one key be taken and done: it is idle again. */
+  const finishOther = async (): Promise<void> => {
+    const key = (await other.get()) as string;
+    other.done(key);
+  };
+  controller.start();
+  queue.add('a');
+  await eventually(async () => assert.deepEqual(reconciled, ['a'], 'the other queue idle: no wait'));
+
+  other.add('declaration');
+  // The two workers take b and c and hold them; d and e wait in the queue, where their second adds collapse.
+  for (const key of ['b', 'c', 'd', 'e', 'd', 'e']) queue.add(key);
+  await settle(6);
+  clock.advance(9_999);
+  await settle(6);
+  assert.deepEqual(reconciled, ['a'], 'nothing while the other queue is busy');
+  await finishOther();
+  await eventually(async () => assert.deepEqual(reconciled.slice(1).sort(), ['b', 'c', 'd', 'e']));
+  await settle(6);
+  assert.equal(reconciled.length, 5, 'd and e were added twice while they waited, and reconciled once');
+
+  // A spell longer than yieldMaxMs: held back that long, then let through until the other queue is next idle.
+  other.add('declaration');
+  queue.add('x');
+  await settle(6);
+  clock.advance(9_999);
+  await settle(6);
+  assert.equal(reconciled.includes('x'), false);
+  clock.advance(1);
+  await eventually(async () => assert.equal(reconciled.includes('x'), true, 'let through after yieldMaxMs'));
+  queue.add('f');
+  await eventually(async () => assert.equal(reconciled.includes('f'), true, 'no wait for the rest of the spell'));
+  await finishOther();
+  other.add('declaration');
+  queue.add('g');
+  await settle(6);
+  assert.equal(reconciled.includes('g'), false, 'a new spell holds it back again');
+
+  // Stopping does not wait for the spell, and reconciles nothing more.
+  await controller.stop();
+  assert.equal(reconciled.includes('g'), false);
+});

@@ -8,11 +8,17 @@
  *
  * A worker lets the event loop run between two keys (runWorker): a reconcile that writes nothing completes in
  * microtasks, so a queue of thousands of keys would otherwise be drained before any socket is read.
+ *
+ * A controller may yield to another (`yieldTo`, its queue): it reconciles no key while that queue is busy, for at most
+ * `yieldMaxMs` of one busy spell, after which it runs alongside until the queue is next idle. Meanwhile its keys wait
+ * in its queue, where repeated adds of a key collapse into one reconcile (a key a worker had taken waits in the worker). The Assignment controller yields to the Declaration
+ * controller (controllers/main.ts): an all-nodes change writes every node's Declaration first, and the Assignments'
+ * status, which reports what the nodes applied, follows.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ApiError } from '../../api/meta/api-error.ts';
 import type { KubeObject } from '../../api/meta/types.ts';
-import type { Clock } from '../../api/meta/clock.ts';
+import { realClock, type Clock } from '../../api/meta/clock.ts';
 import type { Informer, InformerEventType } from '../../api/client/informer.ts';
 import { createJsonLogger, type Logger } from '../../api/meta/logger.ts';
 import { WorkQueue } from '../../api/client/work-queue.ts';
@@ -55,7 +61,17 @@ export interface ControllerOptions {
   queue?: WorkQueue;
   clock?: Clock;
   logger?: Logger;
+  /** Another controller's queue this one waits for (see the module comment). Default: none. */
+  yieldTo?: WorkQueue;
+  /** How long one busy spell of `yieldTo` holds this controller back at most. Default YIELD_MAX_MS. */
+  yieldMaxMs?: number;
 }
+
+/**
+ * The default of ControllerOptions.yieldMaxMs: longer than an all-nodes change of 5,000 nodes takes to write their
+ * Declarations (bench/RESULTS.md §9), short enough that a stream of Declaration changes delays other work this long.
+ */
+export const YIELD_MAX_MS = 15_000;
 
 /** A controller: its queue, its informers, and workers started by `start()`. */
 export interface Controller {
@@ -82,7 +98,17 @@ export function createController(opts: ControllerOptions): Controller {
   }
   let workers: Promise<void>[] | undefined;
   let stopping = false;
-  const ctx: WorkerContext = { name: opts.name, queue, reconciler: opts.reconciler, logger, stopping: () => stopping };
+  const gate = opts.yieldTo
+    ? new YieldGate(opts.yieldTo, opts.yieldMaxMs ?? YIELD_MAX_MS, opts.clock ?? realClock)
+    : undefined;
+  const ctx: WorkerContext = {
+    name: opts.name,
+    queue,
+    reconciler: opts.reconciler,
+    logger,
+    stopping: () => stopping,
+    gate,
+  };
   return {
     name: opts.name,
     queue,
@@ -95,6 +121,7 @@ export function createController(opts: ControllerOptions): Controller {
     async stop() {
       stopping = true;
       queue.shutDown();
+      gate?.release();
       await Promise.all(workers ?? []);
     },
   };
@@ -106,11 +133,67 @@ interface WorkerContext {
   reconciler: Reconciler;
   logger: Logger;
   stopping: () => boolean;
+  gate: YieldGate | undefined;
+}
+
+/**
+ * Holds a controller's workers while another queue is busy (ControllerOptions.yieldTo): `wait()` resolves once that
+ * queue is idle, or once the spell has lasted `maxMs` — then it resolves at once until the queue is next idle.
+ */
+class YieldGate {
+  #givenUp = false;
+  #released = false;
+  #waiting: { promise: Promise<void>; open: () => void } | undefined;
+
+  constructor(
+    private readonly other: WorkQueue,
+    private readonly maxMs: number,
+    private readonly clock: Clock,
+  ) {}
+
+  wait(): Promise<void> {
+    if (this.#released || !this.other.busy()) {
+      this.#givenUp = false;
+      return Promise.resolve();
+    }
+    if (this.#givenUp) return Promise.resolve();
+    this.#waiting ??= this.#spell();
+    return this.#waiting.promise;
+  }
+
+  /** The wait of one busy spell: it opens when the other queue is idle, or after `maxMs` (then for the spell's rest). */
+  #spell(): { promise: Promise<void>; open: () => void } {
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => (resolve = r));
+    const spell = {
+      promise,
+      open: (): void => {
+        if (this.#waiting !== spell) return;
+        this.#waiting = undefined;
+        this.clock.clearTimeout(timer);
+        resolve();
+      },
+    };
+    const timer = this.clock.setTimeout(() => {
+      this.#givenUp = true;
+      void this.other.idle().then(() => (this.#givenUp = false));
+      spell.open();
+    }, this.maxMs);
+    void this.other.idle().then(spell.open);
+    return spell;
+  }
+
+  /** Lets every waiting and later `wait()` through (the controller is stopping). */
+  release(): void {
+    this.#released = true;
+    this.#waiting?.open();
+  }
 }
 
 async function runWorker(ctx: WorkerContext): Promise<void> {
   for (let key = await ctx.queue.get(); key !== undefined; key = await ctx.queue.get()) {
     try {
+      await ctx.gate?.wait();
       if (!ctx.stopping()) await reconcileOne(ctx, key);
     } finally {
       ctx.queue.done(key);

@@ -10,8 +10,7 @@ import { createClient, type HttpClient } from '../../api/client/http-client.ts';
 import type { Client } from '../../api/client/types.ts';
 import type { KubeObject } from '../../api/meta/types.ts';
 import type { Assignment, Declaration, ModuleResource, ResourceResult } from '../../api/v1alpha1/generated/index.ts';
-import { createAssignmentController } from '../../controllers/assignment-controller.ts';
-import { createDeclarationController } from '../../controllers/declaration-controller.ts';
+import { addDeclarationAndAssignmentControllers } from '../../controllers/assignment-controller.ts';
 import { createManager, type Manager } from '../../controllers/runtime/manager.ts';
 import { silentLogger } from '../../api/meta/logger.ts';
 import { startServer, type TestServer } from '../harness.ts';
@@ -125,14 +124,13 @@ export async function churn(nodeName: string, module: string, assignment: string
   await waitCached('assignments', assignment, a.metadata.resourceVersion!);
 }
 
-/** Registers the suite's hooks: a server with a real store, and the Declaration and Assignment controllers on it. */
+/** Registers the suite's hooks: a server with a real store, and the Declaration and Assignment controllers on it (as the control plane runs them). */
 export function controllersSuite(): void {
   before(async () => {
     server = await startServer({ insecure: true });
     client = createClient(server.config);
     manager = createManager({ client: recording(client), logger: silentLogger, backoff: { baseMs: 20, maxMs: 200 } });
-    manager.add(createDeclarationController({ manager }));
-    manager.add(createAssignmentController({ manager }));
+    addDeclarationAndAssignmentControllers(manager);
     assert.equal(await manager.start(), true);
   });
 

@@ -174,3 +174,25 @@ test('a module on 64 nodes changes: one write per Declaration, many per fdatasyn
   const perCommit = (journal1.lines - journal0.lines) / (journal1.commits - journal0.commits);
   assert.ok(perCommit > 1.5, `journal lines per group commit while re-rendering: ${perCommit.toFixed(1)}`);
 });
+
+test("a module on 40 nodes changes: every Declaration is written before any of their Assignments' status", async () => {
+  const nodes = Array.from({ length: 40 }, (_, i) => `y-node-${i}`);
+  await mod('y-mod', '1', [file('f', '/srv/y', 'v1')]);
+  for (const n of nodes) await node(n);
+  for (const n of nodes) await assign(`y-${n}`, { module: 'y-mod', node: n });
+  for (const n of nodes) await waitReason(`y-${n}`, 'Pending');
+  const mark = controllerWrites.length;
+  const m = await client.get('modules', 'y-mod');
+  await client.update('modules', { ...m, spec: { version: '2', resources: [file('f', '/srv/y', 'v2')] } });
+  await eventually(async () => {
+    for (const n of nodes) assert.equal((await getAsg(`y-${n}`)).status?.version, '2', `y-${n} reports version 2`);
+  });
+  // The Assignment controller yields to the Declaration controller (controllers/runtime/controller.ts, yieldTo):
+  // while Declarations are being written, no Assignment's status is.
+  const writes = controllerWrites.slice(mark).filter((w) => w.includes('/y-node-') || w.includes('/y-y-node-'));
+  const declarations = writes.filter((w) => w.startsWith('update declarations/'));
+  assert.equal(declarations.length, nodes.length, 'each Declaration written once');
+  const firstStatus = writes.findIndex((w) => w.startsWith('updateStatus assignments/'));
+  const lastDeclaration = writes.map((w) => w.startsWith('update declarations/')).lastIndexOf(true);
+  assert.ok(firstStatus > lastDeclaration, `writes in order: ${writes.join(', ')}`);
+});
