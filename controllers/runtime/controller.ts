@@ -11,9 +11,10 @@
  *
  * A controller may yield to another (`yieldTo`, its queue): it reconciles no key while that queue is busy, for at most
  * `yieldMaxMs` of one busy spell, after which it runs alongside until the queue is next idle. Meanwhile its keys wait
- * in its queue, where repeated adds of a key collapse into one reconcile (a key a worker had taken waits in the worker). The Assignment controller yields to the Declaration
- * controller (controllers/main.ts): an all-nodes change writes every node's Declaration first, and the Assignments'
- * status, which reports what the nodes applied, follows.
+ * in its queue, where repeated adds of a key collapse into one reconcile (a key a worker had already taken waits in
+ * that worker). The Assignment controller yields to the Declaration controller
+ * (controllers/assignment-controller.ts, addDeclarationAndAssignmentControllers): an all-nodes change writes every
+ * node's Declaration first, and the Assignments' status, which reports what the nodes applied, follows.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ApiError } from '../../api/meta/api-error.ts';
@@ -68,8 +69,8 @@ export interface ControllerOptions {
 }
 
 /**
- * The default of ControllerOptions.yieldMaxMs: longer than an all-nodes change of 5,000 nodes takes to write their
- * Declarations (bench/RESULTS.md §9), short enough that a stream of Declaration changes delays other work this long.
+ * The default of ControllerOptions.yieldMaxMs: longer than writing the Declarations of an all-nodes change at 5,000
+ * nodes takes (bench/RESULTS.md §9), and the longest a steady stream of Declaration writes holds the other back.
  */
 export const YIELD_MAX_MS = 15_000;
 
