@@ -21,7 +21,7 @@
  * reconciled, for at most YIELD_MAX_MS of one busy spell. A change to a module on every node is then written to
  * every Declaration first and the statuses follow, so it reaches the nodes sooner, and an Assignment is reconciled
  * about once instead of at each write of its node's Declaration. At 5,000 nodes (bench/fan-probe.ts, two runs of
- * each interleaved, 5 changes each) the last node applied after 6.6–8.8 s (mean 7.6) instead of 7.8–12.2 s (9.4).
+ * each interleaved, 5 changes each) the per-node applied p99 was 6.6–8.8 s (mean 7.6) instead of 7.8–12.2 s (9.4).
  */
 import type { Client } from '../api/client/types.ts';
 import { findCondition } from '../api/meta/conditions.ts';
