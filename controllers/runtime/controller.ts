@@ -19,7 +19,7 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ApiError } from '../../api/meta/api-error.ts';
 import type { KubeObject } from '../../api/meta/types.ts';
-import { realClock, type Clock } from '../../api/meta/clock.ts';
+import { realClock, sleep, type Clock, type Sleep } from '../../api/meta/clock.ts';
 import type { Informer, InformerEventType } from '../../api/client/informer.ts';
 import { createJsonLogger, type Logger } from '../../api/meta/logger.ts';
 import { WorkQueue } from '../../api/client/work-queue.ts';
@@ -144,7 +144,8 @@ interface WorkerContext {
 class YieldGate {
   #givenUp = false;
   #released = false;
-  #waiting: { promise: Promise<void>; open: () => void } | undefined;
+  /** The wait of the current busy spell: cut short when the other queue is idle, else it ends after `maxMs`. */
+  #waiting: Sleep | undefined;
 
   constructor(
     private readonly other: WorkQueue,
@@ -158,36 +159,29 @@ class YieldGate {
       return Promise.resolve();
     }
     if (this.#givenUp) return Promise.resolve();
-    this.#waiting ??= this.#spell();
+    if (!this.#waiting) {
+      const spell = sleep(this.clock, this.maxMs);
+      let idle = false;
+      void this.other.idle().then(() => {
+        idle = true;
+        spell.cancel();
+      });
+      // Registered before any worker awaits the spell, so the give-up is decided before they run on.
+      void spell.promise.then(() => {
+        if (this.#waiting === spell) this.#waiting = undefined;
+        if (idle || this.#released) return;
+        this.#givenUp = true;
+        void this.other.idle().then(() => (this.#givenUp = false));
+      });
+      this.#waiting = spell;
+    }
     return this.#waiting.promise;
-  }
-
-  /** The wait of one busy spell: it opens when the other queue is idle, or after `maxMs` (then for the spell's rest). */
-  #spell(): { promise: Promise<void>; open: () => void } {
-    let resolve!: () => void;
-    const promise = new Promise<void>((r) => (resolve = r));
-    const spell = {
-      promise,
-      open: (): void => {
-        if (this.#waiting !== spell) return;
-        this.#waiting = undefined;
-        this.clock.clearTimeout(timer);
-        resolve();
-      },
-    };
-    const timer = this.clock.setTimeout(() => {
-      this.#givenUp = true;
-      void this.other.idle().then(() => (this.#givenUp = false));
-      spell.open();
-    }, this.maxMs);
-    void this.other.idle().then(spell.open);
-    return spell;
   }
 
   /** Lets every waiting and later `wait()` through (the controller is stopping). */
   release(): void {
     this.#released = true;
-    this.#waiting?.open();
+    this.#waiting?.cancel();
   }
 }
 

@@ -124,7 +124,10 @@ export async function churn(nodeName: string, module: string, assignment: string
   await waitCached('assignments', assignment, a.metadata.resourceVersion!);
 }
 
-/** Registers the suite's hooks: a server with a real store, and the Declaration and Assignment controllers on it (as the control plane runs them). */
+/**
+ * Registers the suite's hooks: a server with a real store, and the Declaration and Assignment controllers on it, as
+ * the control plane runs them.
+ */
 export function controllersSuite(): void {
   before(async () => {
     server = await startServer({ insecure: true });
