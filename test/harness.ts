@@ -16,6 +16,7 @@ import { bearerAuthenticator, hashToken, type Authorizer, type Identity } from '
 import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from '../api/server/pki/first-start.ts';
 import { listen } from '../api/server/listen.ts';
 import { meshAccess } from '../api/server/access/mesh-access.ts';
+import type { NodeLeases } from '../api/server/access/node-leases.ts';
 import { createUiEndpoints, type UiEndpoints } from '../api/server/ui/ui-endpoints.ts';
 import { loadSessionKey } from '../api/server/ui/ui-session.ts';
 import type { JoinRate } from '../api/server/access/join-handler.ts';
@@ -96,6 +97,8 @@ export interface TestServer {
   certificates?: CertificateEndpoints;
   /** The backup service, when started with `backups`. */
   backups?: BackupService;
+  /** The nodes' heartbeat leases, when started with `meshAccess`. */
+  leases?: NodeLeases;
   /** A request with the admin token (unless `headers.authorization` is given; `null` sends none). */
   request(method: string, path: string, body?: unknown, headers?: Record<string, string | null>): Promise<HttpResult>;
   /** Closes server and store; removes the data dir unless it was passed in. */
@@ -173,6 +176,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<TestSe
     ca: files.ca,
     ...(certificates ? { certificates } : {}),
     ...(backups ? { backups } : {}),
+    ...(access ? { leases: access.leases } : {}),
     request: (method, path, body, headers) => httpRequest(config, method, path, body, headers),
     async stop() {
       if (stopped) return;

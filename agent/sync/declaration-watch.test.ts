@@ -34,6 +34,7 @@ function countingReach(): Reachability & { failures: number } {
     reachable: () => false,
     unreachableSince: () => undefined,
     lastContact: () => undefined,
+    lastAnswered: () => undefined,
     unreachableSeconds: () => 0,
     onReturn() {},
     close() {},

@@ -87,7 +87,7 @@ export function startDeclarationWatch(opts: DeclarationWatchOptions): Declaratio
         logger.info('Observed Declaration deleted; kept running the last one received', { node });
       else await opts.onDeclaration(ev.object);
     },
-    onContact: () => reach.succeeded(),
+    onContact: () => reach.succeeded('watch'),
     onFailure(e) {
       if (!reach.failed(e)) logger.error('Failed to watch Declaration', { node, error: (e as Error).message });
     },

@@ -11,14 +11,22 @@ import type { AgentStore } from '../store/agent-store.ts';
 
 /** The agent's view of the control plane's reachability. */
 export interface Reachability {
-  /** Records a call that reached the control plane. */
-  succeeded(): void;
+  /**
+   * Records a call that reached the control plane. `'watch'`: the Declaration watch's list or events, which are no
+   * request of this agent the control plane hears as a heartbeat; every other answered request is (lastAnswered).
+   */
+  succeeded(via?: 'watch'): void;
   /** Records a failed call; true when it failed because the control plane could not be reached. */
   failed(e: unknown): boolean;
   /** True/false once known; undefined before the first call. */
   reachable(): boolean | undefined;
   unreachableSince(): string | undefined;
   lastContact(): string | undefined;
+  /**
+   * When a request of this agent other than the watch was last answered (ms, this tracker's clock): the control
+   * plane counts each as a heartbeat (api/server/access/node-leases.ts `contact`). Undefined before the first.
+   */
+  lastAnswered(): number | undefined;
   /** Seconds since contact was lost; 0 while reachable (or before the first call). */
   unreachableSeconds(): number;
   /** Adds a listener called when contact returns, with how long it was lost. */
@@ -45,6 +53,7 @@ export function createReachability(opts: ReachabilityOptions): Reachability {
   let state: boolean | undefined = since === undefined ? undefined : false;
   const listeners: Array<(lostSeconds: number, since: string) => void> = [];
   let closed = false;
+  let answered: number | undefined;
   const persist = (): void => {
     opts.store
       .updateConnection({ unreachableSince: since, lastContact })
@@ -55,9 +64,11 @@ export function createReachability(opts: ReachabilityOptions): Reachability {
   const seconds = (): number => (since === undefined ? 0 : Math.max(0, (now() - Date.parse(since)) / 1000));
 
   return {
-    succeeded() {
+    succeeded(via) {
       if (closed) return;
-      lastContact = new Date(now()).toISOString();
+      const at = now();
+      if (via !== 'watch') answered = at;
+      lastContact = new Date(at).toISOString();
       if (state === true) return;
       const wasSince = since;
       const lost = seconds();
@@ -93,6 +104,7 @@ export function createReachability(opts: ReachabilityOptions): Reachability {
     reachable: () => state,
     unreachableSince: () => since,
     lastContact: () => lastContact,
+    lastAnswered: () => answered,
     unreachableSeconds: () => (state === false ? seconds() : 0),
     onReturn(fn) {
       listeners.push(fn);

@@ -26,6 +26,7 @@ const reachable: Reachability = {
   reachable: () => true,
   unreachableSince: () => undefined,
   lastContact: () => undefined,
+  lastAnswered: () => undefined,
   unreachableSeconds: () => 0,
   onReturn() {},
   close() {},

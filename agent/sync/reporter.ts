@@ -69,8 +69,13 @@ export interface Reporter {
    * status write when the control plane kept it, and one when it lost it.
    */
   compareStored(decl: Declaration): Promise<void>;
-  /** Writes the Node status heartbeat. */
-  heartbeat(): Promise<void>;
+  /**
+   * Writes the Node status heartbeat — unless `skipWhenRenewed` and it would only repeat the last one written: the
+   * same status but for the contact time, and another request of the agent answered since then (a log POST, a status
+   * write), which renewed the node's lease on the control plane as a heartbeat does (api/server/access/node-leases.ts
+   * `contact`). Resolves false when it skipped the write, true otherwise (written or tried).
+   */
+  heartbeat(opts?: { skipWhenRenewed?: boolean }): Promise<boolean>;
   /** Creates an Event for each outbox item, removing each once delivered. */
   flushOutbox(): Promise<void>;
   /** Resolves once no write is in flight (for shutdown). */
@@ -90,6 +95,8 @@ export function createReporter(opts: ReporterOptions): Reporter {
   let flushing: Promise<void> | undefined;
   const clock = opts.clock ?? realClock;
   let deferred: TimerHandle | undefined;
+  /** The last heartbeat written: its status without the contact time, and reach.lastAnswered() once it was answered. */
+  let lastBeat: { status: string; answered: number | undefined } | undefined;
 
   /** Runs a call, recording reachability; resolves undefined (logged) on failure. */
   async function call<T>(what: string, fn: () => Promise<T>, quiet?: (e: unknown) => boolean): Promise<T | undefined> {
@@ -159,7 +166,7 @@ export function createReporter(opts: ReporterOptions): Reporter {
   // The heartbeat: a new controlPlaneLastContact on every call is what the control plane's Node controller
   // notices. lastSeen and declaration.desiredGeneration are the control plane's to write (its clock, its
   // Declaration), so the agent writes neither.
-  async function heartbeat(): Promise<void> {
+  async function heartbeat(beat: { skipWhenRenewed?: boolean } = {}): Promise<boolean> {
     const now = new Date().toISOString();
     const applied = opts.state.appliedGeneration();
     const declaration = applied !== undefined ? { appliedGeneration: applied } : {};
@@ -168,20 +175,25 @@ export function createReporter(opts: ReporterOptions): Reporter {
       return undefined;
     });
     const certificates = opts.state.certificates?.();
-    const status = {
-      controlPlaneLastContact: now,
+    const reported = {
       agentVersion: opts.agentVersion,
       declaration,
       ...(overlay ? { overlay } : {}),
       ...(certificates ? { certificates } : {}),
     };
+    const same = JSON.stringify(reported);
+    const renewed = (reach.lastAnswered() ?? -Infinity) > (lastBeat?.answered ?? Infinity);
+    if (beat.skipWhenRenewed && renewed && lastBeat?.status === same && reach.reachable() === true) return false;
+    const status = { controlPlaneLastContact: now, ...reported };
     const send = (): Promise<unknown> => client.patch('nodes', node, { status }, { subresource: 'status' });
     let missing = false;
-    const sent = await call('write Node heartbeat', send, (e) => (missing = isCode(e, 404)));
+    let sent = await call('write Node heartbeat', send, (e) => (missing = isCode(e, 404)));
     if (sent === undefined && missing) {
       await ensureNode();
-      await call('write Node heartbeat', send);
+      sent = await call('write Node heartbeat', send);
     }
+    lastBeat = sent === undefined ? undefined : { status: same, answered: reach.lastAnswered() };
+    return true;
   }
 
   async function flushOnce(): Promise<void> {

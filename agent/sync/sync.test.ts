@@ -101,3 +101,91 @@ test('after an outage the first heartbeat that gets through wakes the watch, lon
   await until('the watch to list again, woken by the heartbeat', () => lists.live > 0);
   assert.equal(reach.reachable(), true);
 });
+
+test('a heartbeat that would repeat the last one is skipped after another request renewed the lease, never twice in a row', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'meshctl-sync-'));
+  const server = await startServer({ insecure: true });
+  const admin = createClient(server.config);
+  const store = await openAgentStore({ stateDir: dir, logger: silentLogger });
+  let beats = 0;
+  const client: Client = {
+    ...admin,
+    patch: (plural, name, body, opts) => {
+      if (plural === 'nodes' && opts?.subresource === 'status') beats++;
+      return admin.patch(plural, name, body, opts);
+    },
+  };
+  const clock = new FakeClock();
+  const reach = createReachability({
+    store,
+    logger: silentLogger,
+    node: 'a',
+    server: server.url,
+    now: () => clock.now(),
+  });
+  let applied: number | undefined;
+  // Ticks started (synchronously, as the clock fires them) and done (their next one armed right after the draw).
+  let started = 0;
+  let done = 0;
+  const sync = createSync({
+    client,
+    node: 'a',
+    store,
+    reach,
+    logger: silentLogger,
+    agentVersion: 'test',
+    clock,
+    heartbeatIntervalMs: HEARTBEAT_MS,
+    beforeHeartbeat: async () => void started++,
+    random: () => (done++, 0.5), // no spread: each heartbeat is due exactly an interval later
+    state: { declaration: () => undefined, run: () => undefined, appliedGeneration: () => applied },
+    onDeclaration: async () => {},
+  });
+  t.after(async () => {
+    await sync.stop();
+    reach.close();
+    await store.close();
+    admin.close();
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  /** Advances the clock to the next tick, which must start exactly then, and waits until it is done. */
+  const tickAfter = async (ms: number): Promise<void> => {
+    const n = started;
+    clock.advance(ms - 1);
+    assert.equal(started, n, `no heartbeat before ${ms} ms`);
+    clock.advance(1);
+    assert.equal(started, n + 1, `the heartbeat at ${ms} ms`);
+    await until('the tick to end', () => done === n + 1);
+  };
+  sync.start();
+  await until('the first heartbeat', () => done === 1);
+  assert.equal(beats, 1);
+  await tickAfter(HEARTBEAT_MS);
+  assert.equal(beats, 2, 'nothing else was answered since the last one: written');
+
+  clock.advance(300);
+  reach.succeeded(); // a log POST answered
+  await tickAfter(HEARTBEAT_MS - 300);
+  assert.equal(beats, 2, 'renewed by the log POST and nothing new to say: skipped');
+  await tickAfter(300); // due an interval after the log POST
+  assert.equal(beats, 3, 'written: nothing renewed the lease since the last one');
+
+  clock.advance(500);
+  reach.succeeded();
+  await tickAfter(HEARTBEAT_MS - 500);
+  assert.equal(beats, 3, 'skipped');
+  reach.succeeded();
+  await tickAfter(500);
+  assert.equal(beats, 4, 'renewed again, but never two skipped in a row');
+
+  reach.succeeded();
+  applied = 7;
+  await tickAfter(HEARTBEAT_MS);
+  assert.equal(beats, 5, 'renewed, but with news (the applied generation): written');
+
+  reach.succeeded('watch'); // a bookmark on the Declaration watch: no request the control plane heard
+  await tickAfter(HEARTBEAT_MS);
+  assert.equal(beats, 6, "the watch's events renew nothing");
+  assert.equal((await admin.get('nodes', 'a')).status?.declaration?.appliedGeneration, 7);
+});

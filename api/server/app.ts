@@ -41,6 +41,11 @@ export interface AppOptions {
   authorize?: Authorizer;
   /** The store view a request of `identity` works on (NodeRestriction for nodes; default the store itself). */
   storeFor?: (identity: Identity, store: Store) => Store;
+  /**
+   * Called with the node's name for every request a node's credential authenticated, before it is admitted or
+   * authorized: it renews the node's lease (access/node-leases.ts `contact`).
+   */
+  onNodeRequest?: (node: string) => void;
   /** `/cluster-info`, `/join` and JoinToken creation (access/mesh-access.ts); absent: not served. */
   join?: JoinEndpoints;
   /** Where nodes' service logs are kept (the control plane's `DIR/logs`); absent: `nodes/<node>/logs` is a 404. */
@@ -93,6 +98,7 @@ export function createApp(opts: AppOptions): App {
     pages: new ListPages(opts.listPages ?? {}),
     metrics: new ApiServerMetrics(),
     storeFor: opts.storeFor,
+    onNodeRequest: opts.onNodeRequest,
     join: opts.join,
     backups: opts.backups,
     logs: opts.logsDir ? new LogFiles({ dir: opts.logsDir }) : undefined,
@@ -132,6 +138,7 @@ export type AppConfig = Required<
     AppOptions,
     | 'watchHeartbeatMs'
     | 'storeFor'
+    | 'onNodeRequest'
     | 'join'
     | 'logsDir'
     | 'inflight'
@@ -143,7 +150,7 @@ export type AppConfig = Required<
     | 'ui'
   >
 > &
-  Pick<AppOptions, 'storeFor' | 'join' | 'certificates' | 'backups' | 'ui'> & {
+  Pick<AppOptions, 'storeFor' | 'onNodeRequest' | 'join' | 'certificates' | 'backups' | 'ui'> & {
     /** More exposition text `/metrics` appends (the controllers' gauges). */
     extraMetrics?: () => string;
     heartbeatMs: number;
@@ -176,6 +183,7 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
   }
   const identity = cfg.authenticate(req);
   if (!identity) throw unauthorized();
+  if (identity.kind === 'node') cfg.onNodeRequest?.(identity.name);
   const held = longRunning(route, url);
   cfg.metrics.request(identity.kind, method, routeLabel(route, held));
   if (route?.type === 'metrics') return serveMetrics(cfg, identity, res, method, url);

@@ -7,6 +7,7 @@
  * `logEveryMs` (`POST …/nodes/<node>/logs`) over the client's connection, as the log shipper does for a quiet service.
  */
 import { createClient, type HttpClient } from '../../api/client/http-client.ts';
+import { isUnreachable } from '../../api/client/http-transport.ts';
 import type { ClientConfig } from '../../api/client/types.ts';
 import { silentLogger } from '../../api/meta/logger.ts';
 import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
@@ -111,14 +112,20 @@ export function startSimAgent(opts: SimAgentOptions): SimAgent {
     },
   });
   sync.start();
-  // As the agent's log shipper: over the client's transport, sharing its kept-alive connection.
+  // As the agent's log shipper: over the client's transport, sharing its kept-alive connection, and recording the
+  // outcome in the reachability tracker (an answered POST renewed the node's lease: agent/sync/sync.ts).
   const logs = client.transport;
   let line = 0;
   const ship = (): void => {
     const time = new Date().toISOString();
     const entries = [0, 1].map(() => ({ seq: ++line, service: 'bench/app', time, line: `line ${line} of ${node}` }));
     if (reach.reachable() === true)
-      void logs.json({ method: 'POST', path: logsPath(node), body: { stream: 's1', entries } }).catch(() => {});
+      void logs.json({ method: 'POST', path: logsPath(node), body: { stream: 's1', entries } }).then(
+        () => reach.succeeded(),
+        (e: unknown) => {
+          if (!(isUnreachable(e) && reach.failed(e))) reach.succeeded();
+        },
+      );
   };
   const logTimer = setInterval(ship, opts.logEveryMs);
   return {

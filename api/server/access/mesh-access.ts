@@ -58,6 +58,8 @@ export interface MeshAccess {
   join: JoinEndpoints;
   /** The nodes' heartbeat leases (node-leases.ts): the Node controller listens to them. */
   leases: NodeLeases;
+  /** Every request of a node renews its lease (NodeLeases.contact). */
+  onNodeRequest: (node: string) => void;
 }
 
 /** Builds authentication, authorization and the join endpoints over the control plane's store. */
@@ -80,6 +82,7 @@ export function meshAccess(opts: MeshAccessOptions): MeshAccess {
     authorize: nodeAuthorizer,
     storeFor: (identity, store) => storeFor(identity, store, quota, leases),
     leases,
+    onNodeRequest: (node) => leases.contact(node),
     join: {
       clusterInfo,
       join: createJoinHandler({

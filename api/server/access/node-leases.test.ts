@@ -260,3 +260,26 @@ test("a node's first persist counts as made up to half an interval earlier, so n
   clock.advance(6_000);
   assert.deepEqual(await due(), ['p2'], 'later persists keep the spread, one interval apart');
 });
+
+test("every other request of a node renews its lease: the listeners hear its log POST as a heartbeat, not the admin's requests", async (t) => {
+  const clock = new FakeClock({ start: Date.parse('2026-01-01T00:00:00Z') });
+  const srv = await serve(t, clock);
+  const heard: string[] = [];
+  srv.leases!.onBeat((node, at) => heard.push(`${node}@${at}`));
+  const node = { server: srv.url, token: 'tok-a' };
+  const post = await httpRequest(node, 'POST', `${API}/nodes/a/logs`, {
+    stream: 's1',
+    entries: [{ seq: 1, service: 'app', time: rfc3339(clock.now()), line: 'hello' }],
+  });
+  assert.equal(post.status, 200, post.text);
+  assert.deepEqual(heard, [`a@${clock.now()}`], 'the log POST renewed the lease at the time it arrived');
+  const rv = srv.store.resourceVersion();
+  clock.advance(5000);
+  const refused = await httpRequest(node, 'GET', `${API}/nodes`);
+  assert.equal(refused.status, 403, 'a request the node may not make still shows it alive');
+  assert.deepEqual(heard, [`a@${clock.now() - 5000}`, `a@${clock.now()}`]);
+  assert.equal(srv.store.resourceVersion(), rv, 'neither was written to the store');
+  await srv.request('GET', `${API}/nodes/a`);
+  await httpRequest({ server: srv.url, token: 'not-a-token' }, 'GET', `${API}/nodes/a`);
+  assert.equal(heard.length, 2, "the admin's request and an unauthenticated one renew nothing");
+});

@@ -19,7 +19,10 @@
  * of the nodes in a change applied on 2,000, two thirds on 5,000: bench/fan-probe.ts).
  *
  * Listeners (`onBeat`) hear every heartbeat, absorbed or written — the Node controller takes reachability
- * from them (controllers/node-controller.ts).
+ * from them (controllers/node-controller.ts) — and every other request the node's credential made (`contact`: a
+ * log POST, its Declaration's status, an Event, its watch): each shows the node alive as a heartbeat does, and the
+ * agent skips a heartbeat that would only repeat its last one after such a request (agent/sync/sync.ts). Those are
+ * not persisted: the agent still writes a heartbeat at least every other interval, and that one is.
  */
 import { jsonEqual } from '../../meta/json-equal.ts';
 import { realClock, type Clock } from '../../meta/clock.ts';
@@ -137,6 +140,11 @@ export class NodeLeases {
     }
     for (const key of Object.keys(before)) if (key !== 'controlPlaneLastContact') fields--;
     return fields === 0;
+  }
+
+  /** Any other request of the node (see the module comment): heard by the listeners now, not persisted. */
+  contact(name: string): void {
+    this.beat(name, this.clock.now());
   }
 
   private beat(name: string, at: number): void {
