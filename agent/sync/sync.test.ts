@@ -164,19 +164,19 @@ test('a heartbeat that would repeat the last one is skipped after another reques
   await tickAfter(HEARTBEAT_MS);
   assert.equal(beats, 2, 'nothing else was answered since the last one: written');
 
-  clock.advance(300);
+  clock.advance(1500);
   reach.succeeded(); // a log POST answered
-  await tickAfter(HEARTBEAT_MS - 300);
+  await tickAfter(HEARTBEAT_MS - 1500);
   assert.equal(beats, 2, 'renewed by the log POST and nothing new to say: skipped');
-  await tickAfter(300); // due an interval after the log POST
+  await tickAfter(1500); // due an interval after the log POST
   assert.equal(beats, 3, 'written: nothing renewed the lease since the last one');
 
-  clock.advance(500);
-  reach.succeeded();
-  await tickAfter(HEARTBEAT_MS - 500);
+  clock.advance(300);
+  reach.succeeded(); // just after the heartbeat
+  await tickAfter(HEARTBEAT_MS - 300);
   assert.equal(beats, 3, 'skipped');
   reach.succeeded();
-  await tickAfter(500);
+  await tickAfter(HEARTBEAT_MS / 2); // an interval after the log POST would be in 300 ms: half an interval instead
   assert.equal(beats, 4, 'renewed again, but never two skipped in a row');
 
   reach.succeeded();
