@@ -14,15 +14,35 @@ import { silentLogger } from '../../api/meta/logger.ts';
 import { eventually } from '../../test/eventually.ts';
 import { startServer } from '../../test/harness.ts';
 import { freePort } from '../testing.ts';
-import { openAgentStore } from '../store/agent-store.ts';
+import { openAgentStore, type AgentStore } from '../store/agent-store.ts';
 import { createReachability } from './reachability.ts';
-import { createSync } from './sync.ts';
+import { createSync, type SyncOptions } from './sync.ts';
 
 const HEARTBEAT_MS = 2000;
 
 /** Waits until `cond` holds (real time; the fake clock is advanced only by the test). */
 const until = (what: string, cond: () => boolean): Promise<void> =>
   eventually(async () => assert.ok(cond(), `waiting for: ${what}`), { timeoutMs: 20_000 });
+
+/** Node `a`'s reachability tracker and link to the control plane over `client`, on the fake clock (`more` overrides). */
+function link(o: { client: Client; store: AgentStore; server: string; clock: FakeClock } & Partial<SyncOptions>) {
+  const { client, store, server, clock, ...more } = o;
+  const reach = createReachability({ store, logger: silentLogger, node: 'a', server, now: () => clock.now() });
+  const sync = createSync({
+    client,
+    node: 'a',
+    store,
+    reach,
+    logger: silentLogger,
+    agentVersion: 'test',
+    clock,
+    heartbeatIntervalMs: HEARTBEAT_MS,
+    state: { declaration: () => undefined, run: () => undefined, appliedGeneration: () => undefined },
+    onDeclaration: async () => {},
+    ...more,
+  });
+  return { reach, sync };
+}
 
 test('after an outage the first heartbeat that gets through wakes the watch, long before its own retry', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'meshctl-sync-'));
@@ -51,25 +71,7 @@ test('after an outage the first heartbeat that gets through wakes the watch, lon
     },
   });
   const clock = new FakeClock();
-  const reach = createReachability({
-    store,
-    logger: silentLogger,
-    node: 'a',
-    server: server.url,
-    now: () => clock.now(),
-  });
-  const sync = createSync({
-    client,
-    node: 'a',
-    store,
-    reach,
-    logger: silentLogger,
-    agentVersion: 'test',
-    clock,
-    heartbeatIntervalMs: HEARTBEAT_MS,
-    state: { declaration: () => undefined, run: () => undefined, appliedGeneration: () => undefined },
-    onDeclaration: async () => {},
-  });
+  const { reach, sync } = link({ client, store, server: server.url, clock });
   t.after(async () => {
     await sync.stop();
     reach.close();
@@ -116,30 +118,18 @@ test('a heartbeat that would repeat the last one is skipped after another reques
     },
   };
   const clock = new FakeClock();
-  const reach = createReachability({
-    store,
-    logger: silentLogger,
-    node: 'a',
-    server: server.url,
-    now: () => clock.now(),
-  });
   let applied: number | undefined;
   // Ticks started (synchronously, as the clock fires them) and done (their next one armed right after the draw).
   let started = 0;
   let done = 0;
-  const sync = createSync({
+  const { reach, sync } = link({
     client,
-    node: 'a',
     store,
-    reach,
-    logger: silentLogger,
-    agentVersion: 'test',
+    server: server.url,
     clock,
-    heartbeatIntervalMs: HEARTBEAT_MS,
     beforeHeartbeat: async () => void started++,
     random: () => (done++, 0.5), // no spread: each heartbeat is due exactly an interval later
     state: { declaration: () => undefined, run: () => undefined, appliedGeneration: () => applied },
-    onDeclaration: async () => {},
   });
   t.after(async () => {
     await sync.stop();

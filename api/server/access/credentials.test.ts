@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,7 +8,8 @@ import { hashToken } from './auth.ts';
 import { createNodeCredentials } from './credentials.ts';
 import { writeSecret } from './secrets.ts';
 
-test('node credentials: issued, resolved, replaced, deleted with their Node, and found when written by another path', async (t) => {
+/** A store in a temporary directory (removed when the test ends), and a maker of Nodes in it. */
+async function setup(t: TestContext) {
   const dir = mkdtempSync(join(tmpdir(), 'meshctl-creds-'));
   const store = await openStore({ dir });
   t.after(async () => {
@@ -17,6 +18,11 @@ test('node credentials: issued, resolved, replaced, deleted with their Node, and
   });
   const node = (name: string) =>
     store.create('nodes', { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name }, spec: {} });
+  return { store, node };
+}
+
+test('node credentials: issued, resolved, replaced, deleted with their Node, and found when written by another path', async (t) => {
+  const { store, node } = await setup(t);
   const a = await node('a');
   const creds = createNodeCredentials({ store, rebuildIntervalMs: 0 });
   const first = await creds.issue(a, 'KEY-A');
@@ -45,14 +51,7 @@ test('node credentials: issued, resolved, replaced, deleted with their Node, and
 });
 
 test('a credential checked once is not trusted past a change of its Secret or of its Node', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'meshctl-creds-'));
-  const store = await openStore({ dir });
-  t.after(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const node = (name: string) =>
-    store.create('nodes', { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name }, spec: {} });
+  const { store, node } = await setup(t);
   const creds = createNodeCredentials({ store, rebuildIntervalMs: 0 });
   const a = await node('a');
   const token = await creds.issue(a, 'KEY-A');
