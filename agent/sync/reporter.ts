@@ -12,7 +12,7 @@ import { ApiError } from '../../api/meta/api-error.ts';
 import { realClock, type Clock, type TimerHandle } from '../../api/meta/clock.ts';
 import { findCondition } from '../../api/meta/conditions.ts';
 import { API_VERSION, type Condition } from '../../api/meta/types.ts';
-import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
+import type { Declaration, DeclarationStatus } from '../../api/v1alpha1/generated/declaration.ts';
 import type { Event as MeshEvent } from '../../api/v1alpha1/generated/event.ts';
 import type { Node } from '../../api/v1alpha1/generated/node.ts';
 import type { Logger } from '../engine/types.ts';
@@ -70,10 +70,12 @@ export interface Reporter {
    */
   compareStored(decl: Declaration): Promise<void>;
   /**
-   * Writes the Node status heartbeat — unless `skipWhenRenewed` and it would only repeat the last one written: the
-   * same status but for the contact time, and another request of the agent answered since then (a log POST, a status
-   * write), which renewed the node's lease on the control plane as a heartbeat does (api/server/access/node-leases.ts
-   * `contact`). Resolves false when it skipped the write, true otherwise (written or tried).
+   * Writes the Node status heartbeat — unless `skipWhenRenewed` and it would only repeat what the control plane
+   * has (the last one's status but for the contact time and an applied generation the last Declaration status
+   * written carried, which the Node controller copies to the Node), and another request of the agent was answered
+   * since then (a log POST, a status write), which renewed the node's lease on the control plane as a heartbeat
+   * does (api/server/access/node-leases.ts `contact`). Resolves false when it skipped the write, true otherwise
+   * (written or tried).
    */
   heartbeat(opts?: { skipWhenRenewed?: boolean }): Promise<boolean>;
   /** Creates an Event for each outbox item, removing each once delivered. */
@@ -89,14 +91,17 @@ export function createReporter(opts: ReporterOptions): Reporter {
   const { client, node, logger, reach } = opts;
   let written: string | undefined;
   /** The uid and status of the last write (what the control plane holds unless it lost it). */
-  let writtenStatus: { uid?: string; status: unknown } | undefined;
+  let writtenStatus: { uid?: string; status: DeclarationStatus } | undefined;
   let conditions: Condition[] = [];
   let chain: Promise<void> = Promise.resolve();
   let flushing: Promise<void> | undefined;
   const clock = opts.clock ?? realClock;
   let deferred: TimerHandle | undefined;
-  /** The last heartbeat written: its status without the contact time, and reach.lastAnswered() once it was answered. */
-  let lastBeat: { status: string; answered: number | undefined } | undefined;
+  /**
+   * The last heartbeat written: its status without the contact time and the applied generation, that generation,
+   * and reach.lastAnswered() once it was answered.
+   */
+  let lastBeat: { status: string; applied: number | undefined; answered: number | undefined } | undefined;
 
   /** Runs a call, recording reachability; resolves undefined (logged) on failure. */
   async function call<T>(what: string, fn: () => Promise<T>, quiet?: (e: unknown) => boolean): Promise<T | undefined> {
@@ -175,16 +180,14 @@ export function createReporter(opts: ReporterOptions): Reporter {
       return undefined;
     });
     const certificates = opts.state.certificates?.();
-    const reported = {
-      agentVersion: opts.agentVersion,
-      declaration,
-      ...(overlay ? { overlay } : {}),
-      ...(certificates ? { certificates } : {}),
-    };
+    const reported = { ...(overlay ? { overlay } : {}), ...(certificates ? { certificates } : {}) };
+    // The agent version is the process's: it never differs from the last heartbeat's.
     const same = JSON.stringify(reported);
-    const renewed = (reach.lastAnswered() ?? -Infinity) > (lastBeat?.answered ?? Infinity);
-    if (beat.skipWhenRenewed && renewed && lastBeat?.status === same && reach.reachable() === true) return false;
-    const status = { controlPlaneLastContact: now, ...reported };
+    if (beat.skipWhenRenewed && lastBeat?.status === same && knows(applied, lastBeat.applied)) {
+      const renewed = (reach.lastAnswered() ?? -Infinity) > (lastBeat.answered ?? Infinity);
+      if (renewed && reach.reachable() === true) return false;
+    }
+    const status = { controlPlaneLastContact: now, agentVersion: opts.agentVersion, declaration, ...reported };
     const send = (): Promise<unknown> => client.patch('nodes', node, { status }, { subresource: 'status' });
     let missing = false;
     let sent = await call('write Node heartbeat', send, (e) => (missing = isCode(e, 404)));
@@ -192,8 +195,23 @@ export function createReporter(opts: ReporterOptions): Reporter {
       await ensureNode();
       sent = await call('write Node heartbeat', send);
     }
-    lastBeat = sent === undefined ? undefined : { status: same, answered: reach.lastAnswered() };
+    lastBeat = sent === undefined ? undefined : { status: same, applied, answered: reach.lastAnswered() };
     return true;
+  }
+
+  /**
+   * Whether the control plane has the applied generation `applied` from this agent: the last heartbeat carried it
+   * (`beaten`), or the last Declaration status written did, on the Declaration the agent holds — the Node controller
+   * copies it from there to the Node (controllers/node-controller.ts), so an apply costs no heartbeat of its own.
+   */
+  function knows(applied: number | undefined, beaten: number | undefined): boolean {
+    if (applied === beaten) return true;
+    const last = writtenStatus;
+    return (
+      applied !== undefined &&
+      last?.status.appliedGeneration === applied &&
+      last.uid === opts.state.declaration()?.metadata.uid
+    );
   }
 
   async function flushOnce(): Promise<void> {

@@ -13,8 +13,9 @@ import { FakeClock, settle } from '../../api/meta/fake-clock.ts';
 import { silentLogger } from '../../api/meta/logger.ts';
 import { eventually } from '../../test/eventually.ts';
 import { startServer } from '../../test/harness.ts';
-import { freePort } from '../testing.ts';
+import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
 import { openAgentStore, type AgentStore } from '../store/agent-store.ts';
+import { freePort, putDeclaration } from '../testing.ts';
 import { createReachability } from './reachability.ts';
 import { createSync, type SyncOptions } from './sync.ts';
 
@@ -104,7 +105,11 @@ test('after an outage the first heartbeat that gets through wakes the watch, lon
   assert.equal(reach.reachable(), true);
 });
 
-test('a heartbeat that would repeat the last one is skipped after another request renewed the lease, never twice in a row', async (t) => {
+/**
+ * Node `a`'s link on the fake clock with its heartbeats counted (`beats`) and each tick observed: `tickAfter(ms)`
+ * advances the clock to the next tick, which must start exactly then, and waits until it is done.
+ */
+async function beating(t: { after(fn: () => Promise<void>): void }, state: SyncOptions['state']) {
   const dir = mkdtempSync(join(tmpdir(), 'meshctl-sync-'));
   const server = await startServer({ insecure: true });
   const admin = createClient(server.config);
@@ -118,7 +123,6 @@ test('a heartbeat that would repeat the last one is skipped after another reques
     },
   };
   const clock = new FakeClock();
-  let applied: number | undefined;
   // Ticks started (synchronously, as the clock fires them) and done (their next one armed right after the draw).
   let started = 0;
   let done = 0;
@@ -129,7 +133,7 @@ test('a heartbeat that would repeat the last one is skipped after another reques
     clock,
     beforeHeartbeat: async () => void started++,
     random: () => (done++, 0.5), // no spread: each heartbeat is due exactly an interval later
-    state: { declaration: () => undefined, run: () => undefined, appliedGeneration: () => applied },
+    state,
   });
   t.after(async () => {
     await sync.stop();
@@ -139,7 +143,6 @@ test('a heartbeat that would repeat the last one is skipped after another reques
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
   });
-  /** Advances the clock to the next tick, which must start exactly then, and waits until it is done. */
   const tickAfter = async (ms: number): Promise<void> => {
     const n = started;
     clock.advance(ms - 1);
@@ -150,32 +153,70 @@ test('a heartbeat that would repeat the last one is skipped after another reques
   };
   sync.start();
   await until('the first heartbeat', () => done === 1);
-  assert.equal(beats, 1);
-  await tickAfter(HEARTBEAT_MS);
-  assert.equal(beats, 2, 'nothing else was answered since the last one: written');
+  return { admin, reach, sync, clock, tickAfter, beats: () => beats };
+}
 
-  clock.advance(1500);
-  reach.succeeded(); // a log POST answered
-  await tickAfter(HEARTBEAT_MS - 1500);
-  assert.equal(beats, 2, 'renewed by the log POST and nothing new to say: skipped');
-  await tickAfter(1500); // due an interval after the log POST
-  assert.equal(beats, 3, 'written: nothing renewed the lease since the last one');
+test('a heartbeat that would repeat the last one is skipped after another request renewed the lease, never twice in a row', async (t) => {
+  let applied: number | undefined;
+  const { admin, reach, clock, tickAfter, beats } = await beating(t, {
+    declaration: () => undefined,
+    run: () => undefined,
+    appliedGeneration: () => applied,
+  });
+  assert.equal(beats(), 1);
+  await tickAfter(HEARTBEAT_MS);
+  assert.equal(beats(), 2, 'nothing else was answered since the last one: written');
 
   clock.advance(300);
-  reach.succeeded(); // just after the heartbeat
+  reach.succeeded(); // a log POST answered, just after the heartbeat
   await tickAfter(HEARTBEAT_MS - 300);
-  assert.equal(beats, 3, 'skipped');
+  assert.equal(beats(), 2, 'renewed by the log POST and nothing new to say: skipped');
+  await tickAfter(HEARTBEAT_MS); // the ticks keep their pace: an interval after the skipped one
+  assert.equal(beats(), 3, 'written: nothing renewed the lease since the last one');
+
+  clock.advance(HEARTBEAT_MS / 2);
+  reach.succeeded(); // half an interval after it
+  await tickAfter(HEARTBEAT_MS / 2);
+  assert.equal(beats(), 3, 'skipped');
   reach.succeeded();
-  await tickAfter(HEARTBEAT_MS / 2); // an interval after the log POST would be in 300 ms: half an interval instead
-  assert.equal(beats, 4, 'renewed again, but never two skipped in a row');
+  await tickAfter(HEARTBEAT_MS);
+  assert.equal(beats(), 4, 'renewed again, but never two skipped in a row');
 
   reach.succeeded();
   applied = 7;
   await tickAfter(HEARTBEAT_MS);
-  assert.equal(beats, 5, 'renewed, but with news (the applied generation): written');
+  assert.equal(beats(), 5, 'renewed, but with news (the applied generation): written');
 
   reach.succeeded('watch'); // a bookmark on the Declaration watch: no request the control plane heard
   await tickAfter(HEARTBEAT_MS);
-  assert.equal(beats, 6, "the watch's events renew nothing");
+  assert.equal(beats(), 6, "the watch's events renew nothing");
   assert.equal((await admin.get('nodes', 'a')).status?.declaration?.appliedGeneration, 7);
+});
+
+test('an apply the Declaration status reported is no news for the next heartbeat', async (t) => {
+  let decl: Declaration | undefined;
+  let applied: number | undefined;
+  const { admin, reach, sync, clock, tickAfter, beats } = await beating(t, {
+    declaration: () => decl,
+    run: () => undefined,
+    appliedGeneration: () => applied,
+  });
+  const file = { id: 'm/conf', owner: 'm', kind: 'File' as const, spec: { path: '/srv/m', content: 'x\n' } };
+  decl = await putDeclaration(admin, 'a', 7, [file]);
+  applied = 7;
+  clock.advance(500);
+  await sync.reporter.reportDeclaration(); // the apply's report, answered: it renewed the lease too
+  assert.equal((await admin.get('declarations', 'a')).status?.appliedGeneration, 7);
+  await tickAfter(HEARTBEAT_MS - 500);
+  assert.equal(beats(), 1, 'the control plane has generation 7 from the Declaration status: skipped');
+  await tickAfter(HEARTBEAT_MS);
+  assert.equal(beats(), 2, 'never two skipped in a row');
+  assert.equal((await admin.get('nodes', 'a')).status?.declaration?.appliedGeneration, 7);
+
+  decl = await putDeclaration(admin, 'a', 8, [file]);
+  applied = 8; // applied, not yet in the Declaration status
+  reach.succeeded(); // a log POST answered
+  await tickAfter(HEARTBEAT_MS);
+  assert.equal(beats(), 3, 'renewed, but generation 8 is news: written');
+  assert.equal((await admin.get('nodes', 'a')).status?.declaration?.appliedGeneration, 8);
 });

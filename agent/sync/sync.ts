@@ -10,15 +10,18 @@
  *
  * Every request of the agent the control plane answers renews the node's lease there, as a heartbeat does
  * (api/server/access/node-leases.ts `contact`): a log POST, a Declaration status write, an Event. So a heartbeat that
- * would only repeat the last one written (the same status but for the contact time) is skipped when such a request
- * was answered since, and the next one is due an interval after that request, or half an interval after the skipped
- * one if that is later: the control plane still hears from the node at least every one and a half intervals (±10 %),
- * well within the default grace period of four. (Due only an interval after the request, a log POST that came just
- * after a heartbeat would make the next heartbeat due at once, and be skipped for nothing: the scale bench's agents at
- * N = 5,000 skipped 92 heartbeats a second so, of the 167 their log POSTs allow.) Never two in a row: a node whose log
- * POSTs renew its lease all the time still writes a heartbeat every other interval, which keeps its stored lastSeen
- * and controlPlaneLastContact fresh. At the scale bench's rates (a heartbeat every 10 s, a log POST every 30 s) that is
- * one request in four fewer.
+ * would only repeat what the control plane has (the last one's status but for the contact time, and an applied
+ * generation the last Declaration status written carried, which the Node controller copies to the Node) is skipped
+ * when such a request was answered since — never two in a row — and the next one is due an interval later, as after a
+ * heartbeat written. So the ticks keep their pace, each request that renewed the lease takes one heartbeat's place,
+ * and the control plane still hears from the node within two intervals (±10 %), half the default grace period of
+ * four. (Earlier forms re-armed the next heartbeat an interval after the renewing request, or half an interval after
+ * the skipped one: within 1.5 intervals, but each skip brought the next heartbeat forward, and at the scale bench's
+ * rates — a heartbeat every 10 s, a log POST every 30 s — its 5,000 agents wrote 385 heartbeats a second where one
+ * fewer per log POST is 333.) A node whose log POSTs renew its lease all the time still writes a heartbeat every other
+ * interval, which keeps its stored lastSeen and controlPlaneLastContact fresh. An apply is no heartbeat's news
+ * either: during a change to every node, each node's Declaration status write renews its lease and carries what
+ * its next heartbeat would have said.
  */
 import { realClock, spreadAround, type TimerHandle } from '../../api/meta/clock.ts';
 import type { Declaration } from '../../api/v1alpha1/generated/declaration.ts';
@@ -42,9 +45,9 @@ export const AGENT_CONNECTION = { maxConnections: 1, connectTimeoutMs: 120_000, 
  * (uniformly; the mean is the interval). Agents that heartbeat together — all reconnecting after the control plane
  * restarted, or resumed after a pause — would otherwise stay in step, and the control plane would get the whole
  * mesh's heartbeats in one burst every interval: ±10 % widens such a burst by up to two seconds (at 10 s) every
- * interval. A heartbeat is then at most 1.1 intervals after the previous one (after a skipped one, 1.65 after the
- * last request the control plane heard: see the module comment), well within the default grace period
- * of four intervals (controllers/node-reachability.ts).
+ * interval. A heartbeat is then at most 1.1 intervals after the previous one (after a skipped one, 2.2 after the
+ * last one written: see the module comment), well within the default grace period of four intervals
+ * (controllers/node-reachability.ts).
  */
 export const HEARTBEAT_SPREAD = 0.1;
 
@@ -96,11 +99,7 @@ export function createSync(opts: SyncOptions): Sync {
     if (stopped) return;
     beating = beat().finally(() => {
       if (stopped) return;
-      const delay = spreadAround(opts.heartbeatIntervalMs, HEARTBEAT_SPREAD, random);
-      // After a skipped heartbeat the next is due an interval after the request that renewed the lease, and at least
-      // half an interval from now (see the module comment).
-      const since = skipped ? clock.now() - (opts.reach.lastAnswered() ?? clock.now()) : 0;
-      timer = clock.setTimeout(tick, skipped ? Math.max(delay - since, delay / 2) : delay);
+      timer = clock.setTimeout(tick, spreadAround(opts.heartbeatIntervalMs, HEARTBEAT_SPREAD, random));
     });
   };
 
