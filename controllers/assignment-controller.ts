@@ -82,12 +82,14 @@ export function createAssignmentController(opts: AssignmentControllerOptions): C
 
 /**
  * Adds the Declaration controller, and this one yielding to it, as the control plane runs them (controllers/main.ts;
- * the end-to-end controller tests run the same pair: test/e2e/controllers-harness.ts).
+ * the end-to-end controller tests run the same pair: test/e2e/controllers-harness.ts). Returns the Declaration
+ * controller, whose queue the Node controller yields to as well.
  */
-export function addDeclarationAndAssignmentControllers(manager: Manager): void {
+export function addDeclarationAndAssignmentControllers(manager: Manager): Controller {
   const declarations = createDeclarationController({ manager });
   manager.add(declarations);
   manager.add(createAssignmentController({ manager, yieldTo: declarations.queue }));
+  return declarations;
 }
 
 /**

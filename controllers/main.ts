@@ -227,8 +227,8 @@ async function run(flags: Flags): Promise<void> {
   // the same handler — in process, without TLS or HTTP (api/server/in-process-transport.ts).
   const client = createInProcessClient({ app, config: loadMeshconfig(files.meshconfigPath) });
   const manager = createManager({ client, logger });
-  addDeclarationAndAssignmentControllers(manager);
-  manager.add(createNodeController({ manager, heartbeats: access.leases }));
+  const declarations = addDeclarationAndAssignmentControllers(manager);
+  manager.add(createNodeController({ manager, heartbeats: access.leases, yieldTo: declarations.queue }));
   manager.add(createOverlayController({ manager }));
   manager.add(createEventTtlController({ manager }));
   manager.add(createRouteController({ manager }));

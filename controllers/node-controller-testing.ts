@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import type { Client } from '../api/client/types.ts';
 import { createJsonLogger, silentLogger } from '../api/meta/logger.ts';
 import { FakeClock } from '../api/meta/fake-clock.ts';
+import type { WorkQueue } from '../api/client/work-queue.ts';
 import type { Condition, KubeObject } from '../api/meta/types.ts';
 import type { NodeStatus } from '../api/v1alpha1/generated/index.ts';
 import { eventually } from '../test/eventually.ts';
@@ -25,18 +26,29 @@ export const S = 1000;
 export function nodeControllerTesting() {
   const suite = serverSuite();
 
-  /** A running Node controller on a fake clock; `writes(node)` counts the status writes it sent for a node. */
+  /**
+   * A running Node controller on a fake clock; `writes(node)` counts the status writes it sent for a node,
+   * `whileBusy()` those sent while `yieldTo` was busy.
+   */
   async function startController(
     t: TestContext,
     start = T0,
     heartbeats?: { onBeat(fn: (node: string, atMs: number) => void): void },
-  ): Promise<{ clock: FakeClock; writes: (node: string) => number; stop: () => Promise<void> }> {
+    yieldTo?: WorkQueue,
+  ): Promise<{
+    clock: FakeClock;
+    writes: (node: string) => number;
+    whileBusy: () => number;
+    stop: () => Promise<void>;
+  }> {
     const clock = new FakeClock({ start });
     const sent: string[] = [];
+    let whileBusy = 0;
     const recording: Client = {
       ...suite.client,
       updateStatus: (plural, obj, opts) => {
         sent.push(obj.metadata.name ?? '');
+        if (yieldTo?.busy()) whileBusy++;
         return suite.client.updateStatus(plural, obj, opts);
       },
     };
@@ -45,7 +57,9 @@ export function nodeControllerTesting() {
       logger: process.env.DBG ? createJsonLogger() : silentLogger,
       backoff: { baseMs: 20, maxMs: 200 },
     });
-    manager.add(createNodeController({ manager, clock, ...(heartbeats ? { heartbeats } : {}) }));
+    manager.add(
+      createNodeController({ manager, clock, ...(heartbeats ? { heartbeats } : {}), ...(yieldTo ? { yieldTo } : {}) }),
+    );
     assert.equal(await manager.start(), true);
     let stopped = false;
     const stop = async (): Promise<void> => {
@@ -55,7 +69,7 @@ export function nodeControllerTesting() {
       }
     };
     t.after(stop);
-    return { clock, writes: (node) => sent.filter((n) => n === node).length, stop };
+    return { clock, writes: (node) => sent.filter((n) => n === node).length, whileBusy: () => whileBusy, stop };
   }
 
   /** Lets the controller act on whatever is queued (real time: the server round trips are real). */

@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError } from '../api/meta/api-error.ts';
 import { rfc3339 } from '../api/meta/timestamp.ts';
+import { WorkQueue } from '../api/client/work-queue.ts';
 import { eventually } from '../test/eventually.ts';
 import { nodeControllerTesting, S, T0 } from './node-controller-testing.ts';
 
@@ -229,4 +230,18 @@ test("with the API server's leases, heartbeats that wrote nothing keep a node re
   beat('leased', clock.now());
   const back = await waitCondition('leased', 'Reachable', 'True', 'HeartbeatReceived');
   assert.equal(back.lastSeen, iso(clock.now()));
+});
+
+test("in the control plane it yields to the Declaration controller: no Node status is written while that controller's queue is busy", async (t) => {
+  const declarations = new WorkQueue();
+  declarations.add('some-node'); // a Declaration to write: busy until done
+  const { whileBusy, writes } = await startController(t, T0, undefined, declarations);
+  await createNode('held');
+  await heartbeat('held');
+  await quiet(); // room for a write that does not wait (it would be counted while busy)
+  const key = await declarations.get();
+  declarations.done(key ?? '');
+  await waitCondition('held', 'Reachable', 'True', 'HeartbeatReceived');
+  assert.ok(writes('held') >= 1);
+  assert.equal(whileBusy(), 0, 'no Node status written while Declarations were');
 });

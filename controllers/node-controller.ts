@@ -23,6 +23,12 @@
  * changes nothing else costs the controller no write, and after a SIGKILL the stored lastSeen is stale by
  * less than one persist interval (and, being an observed time, never in the future). In the control-plane
  * process the heartbeats come from the API server's leases instead (`heartbeats`), and those persist lastSeen.
+ *
+ * In the control plane it yields to the Declaration controller (`yieldTo`), as the Assignment controller does: while
+ * Declarations are being written, no Node is reconciled, for at most YIELD_MAX_MS (15 s) of one busy spell. A change
+ * to every node then reaches the nodes before their Node statuses are written, and a node's two status changes (the
+ * new desired generation, then the applied one) mostly collapse into one write. The price: while such a spell lasts,
+ * a node that went silent or came back is marked so up to 15 s late (the default grace period is 40 s).
  */
 import { jsonEqual } from '../api/meta/json-equal.ts';
 import type { Client } from '../api/client/types.ts';
@@ -59,6 +65,11 @@ export interface NodeControllerOptions extends ControllerOptions {
    * lastSeenPersistMs then defaults to never (lastSeen is still refreshed by the writes this controller makes).
    */
   heartbeats?: { onBeat(fn: (node: string, atMs: number) => void): void };
+  /**
+   * The Declaration controller's queue, in the control plane: no Node is reconciled while it is busy, for at most
+   * YIELD_MAX_MS of one busy spell (controllers/runtime/controller.ts). See the module comment.
+   */
+  yieldTo?: WorkQueue;
 }
 
 /**
@@ -96,6 +107,7 @@ export function createNodeController(opts: NodeControllerOptions): Controller {
     workers: opts.workers ?? 2,
     clock,
     queue: new WorkQueue({ clock, slotMs: RECHECK_SLOT_MS }),
+    ...(opts.yieldTo ? { yieldTo: opts.yieldTo } : {}),
     logger: manager.logger,
     sources: [
       { informer: caches.nodes },
