@@ -127,12 +127,17 @@ export function startSimAgent(opts: SimAgentOptions): SimAgent {
         },
       );
   };
-  const logTimer = setInterval(ship, opts.logEveryMs);
+  // The first ship at a random point of the period, as agents' logs are not in step: the agents of one worker all start
+  // within startSpreadMs, and their log POSTs would otherwise come as a burst every period.
+  let logTimer: NodeJS.Timeout = setTimeout(() => {
+    ship();
+    logTimer = setInterval(ship, opts.logEveryMs);
+  }, Math.random() * opts.logEveryMs);
   return {
     reachable: () => reach.reachable(),
     appliedGeneration: () => applied,
     async stop() {
-      clearInterval(logTimer);
+      clearTimeout(logTimer); // the first ship's timeout or the interval
       reach.close();
       await sync.stop();
       client.close();
