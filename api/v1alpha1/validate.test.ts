@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { ApiError } from '../meta/api-error.ts';
 import { kindByKind } from './kinds.ts';
-import { compileAllSchemas, validateName, validateObject } from './validate.ts';
+import { compileAllSchemas, validateName, validateObject, validateStatusWrite } from './validate.ts';
 
 const API = 'meshctl.dev/v1alpha1';
 const SCHEMAS = fileURLToPath(new URL('./schemas/', import.meta.url));
@@ -355,5 +355,37 @@ describe('schemas', () => {
       walk(schema, file);
     }
     assert.deepEqual(undocumented, []);
+  });
+});
+
+describe('validateStatusWrite', () => {
+  const node = (spec: unknown, status: unknown) => ({
+    apiVersion: API,
+    kind: 'Node',
+    metadata: { name: 'a' },
+    spec,
+    status,
+  });
+
+  it('checks the status against the kind schema, at its full path', () => {
+    const causes = validateStatusWrite(node({}, { reachable: 'yes' }));
+    assert.deepEqual(
+      causes.map((c) => [c.field, c.reason]),
+      [['status.reachable', 'FieldValueInvalid']],
+    );
+    assert.deepEqual(validateStatusWrite(node({}, { reachable: true })), []);
+  });
+
+  it('does not judge the fields a status write keeps as stored', () => {
+    const stored = node({ site: 42 }, { reachable: true });
+    assert.notDeepEqual(validateObject(stored), [], 'the spec is invalid as a whole object');
+    assert.deepEqual(validateStatusWrite(stored), []);
+  });
+
+  it('still checks the type meta', () => {
+    assert.deepEqual(
+      validateStatusWrite({ apiVersion: API, kind: 'Nope', metadata: { name: 'a' } }).map((c) => c.field),
+      ['kind'],
+    );
   });
 });

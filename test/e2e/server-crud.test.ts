@@ -103,6 +103,22 @@ test('generation changes on spec changes only', async () => {
   assert.equal(spec.metadata.generation, 2);
 });
 
+test('a /status write is judged by its status alone: fields it keeps as stored are not judged again', async () => {
+  // Stored past admission, as an object valid under an older schema would be (read as data, as from an old store).
+  await srv.store.create('nodes', JSON.parse(JSON.stringify(node('old-a', { site: 42 }))));
+  const ok = await srv.request('PATCH', `${API}/nodes/old-a/status`, { status: { reachable: true } }, MERGE);
+  assert.equal(ok.status, 200, ok.text);
+  const bad = await srv.request('PATCH', `${API}/nodes/old-a/status`, { status: { reachable: 'yes' } }, MERGE);
+  assert.equal(bad.status, 422, bad.text);
+  assert.deepEqual(
+    bad.json.details.causes.map((c: { field: string }) => c.field),
+    ['status.reachable'],
+  );
+  const main = await srv.request('PATCH', `${API}/nodes/old-a`, { metadata: { labels: { a: 'b' } } }, MERGE);
+  assert.equal(main.status, 422, 'a write of the main resource judges the whole object');
+  assert.match(main.text, /spec\.site/);
+});
+
 test('the main resource ignores status; /status ignores everything but status', async () => {
   const c = (await srv.request('POST', `${API}/nodes`, { ...node('st-a'), status: { reachable: true } })).json;
   assert.equal(c.status, undefined, 'status is not set on create');

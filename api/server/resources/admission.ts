@@ -13,7 +13,7 @@ import { ApiError } from '../../meta/api-error.ts';
 import type { KubeObject } from '../../meta/types.ts';
 import { API_VERSION } from '../../meta/types.ts';
 import type { KindInfo } from '../../v1alpha1/kind-info.ts';
-import { validateObject } from '../../v1alpha1/validate.ts';
+import { validateObject, validateStatusWrite } from '../../v1alpha1/validate.ts';
 import type { Store } from '../../store/types.ts';
 import { checkRoleAssignment } from './admission-roles.ts';
 
@@ -81,7 +81,8 @@ export function admitCreate(info: KindInfo, body: Record<string, unknown>): Kube
 
 /**
  * The admission check of a create or update, for the store's `admit` option (it runs it on the object as it
- * would be stored): schema validation, and for writes of the main resource, the role rules.
+ * would be stored): schema validation — of the status alone for a `/status` write, which keeps every other field
+ * as stored (validateStatusWrite) — and for writes of the main resource, the role rules.
  */
 export function admission(
   info: KindInfo,
@@ -89,7 +90,12 @@ export function admission(
   subresource?: 'status',
 ): (obj: KubeObject) => void {
   return (obj) => {
-    validate(info, obj);
-    if (subresource !== 'status') checkRoleAssignment(obj, store);
+    if (subresource !== 'status') {
+      validate(info, obj);
+      checkRoleAssignment(obj, store);
+      return;
+    }
+    const causes = validateStatusWrite(obj);
+    if (causes.length) throw ApiError.invalid(info.kind, obj.metadata.name ?? '', causes);
   };
 }
