@@ -24,7 +24,7 @@ export interface AppendFilesOptions {
 
 interface Open {
   fd: number;
-  /** The file's size as this process has written it (fstat at open, plus every append since). */
+  /** The file's size as this process has written it (fstat at its first open, plus every append since). */
   size: number;
 }
 
@@ -35,6 +35,11 @@ export class AppendFiles {
   readonly #dirMode: number;
   /** In least-recently-used order (a Map iterates in insertion order; a use re-inserts). */
   readonly #open = new Map<string, Open>();
+  /**
+   * The size of each file whose descriptor was closed to make room, as this process wrote it: reopened, it needs no
+   * fstat, and `size` needs no reopening (a log POST asks a file's size before it appends). `forget` drops it.
+   */
+  readonly #closedSizes = new Map<string, number>();
 
   constructor(opts: AppendFilesOptions = {}) {
     this.#maxOpen = Math.max(1, opts.maxOpen ?? 256);
@@ -44,7 +49,7 @@ export class AppendFiles {
 
   /** The size of the file at `path` (0 for a file that does not exist yet, which this creates). */
   size(path: string): number {
-    return this.#get(path).size;
+    return this.#open.get(path)?.size ?? this.#closedSizes.get(path) ?? this.#get(path).size;
   }
 
   /** Appends `data` to the file at `path` (created, with its directory, when missing); returns its new size. */
@@ -57,10 +62,8 @@ export class AppendFiles {
 
   /** Closes the descriptor of `path`, if open: call it before renaming or replacing the file. */
   forget(path: string): void {
-    const f = this.#open.get(path);
-    if (!f) return;
-    this.#open.delete(path);
-    closeSync(f.fd);
+    this.#closedSizes.delete(path);
+    this.#close(path);
   }
 
   /** How many descriptors are open (for tests). */
@@ -71,6 +74,14 @@ export class AppendFiles {
   /** Closes every descriptor (the next append reopens). */
   close(): void {
     for (const path of [...this.#open.keys()]) this.forget(path);
+    this.#closedSizes.clear();
+  }
+
+  #close(path: string): void {
+    const f = this.#open.get(path);
+    if (!f) return;
+    this.#open.delete(path);
+    closeSync(f.fd);
   }
 
   #get(path: string): Open {
@@ -81,9 +92,14 @@ export class AppendFiles {
       return hit;
     }
     const fd = this.#openFd(path);
-    const f = { fd, size: fstatSync(fd).size };
+    const f = { fd, size: this.#closedSizes.get(path) ?? fstatSync(fd).size };
+    this.#closedSizes.delete(path);
     this.#open.set(path, f);
-    while (this.#open.size > this.#maxOpen) this.forget(this.#open.keys().next().value as string);
+    for (const [lru, { size }] of this.#open) {
+      if (this.#open.size <= this.#maxOpen) break;
+      this.#closedSizes.set(lru, size);
+      this.#close(lru);
+    }
     return f;
   }
 

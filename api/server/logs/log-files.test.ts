@@ -92,3 +92,17 @@ test('a rotated file is not written through a descriptor kept from before the ro
   assert.equal(readFileSync(path, 'utf8'), '2026-01-01T00:00:04Z line 4\n');
   assert.equal(readFileSync(`${path}.1`, 'utf8'), '2026-01-01T00:00:03Z line 3\n');
 });
+
+test('a file closed to make room keeps its size as written: it still rotates at the cap', async (t) => {
+  const dir = tempDir(t);
+  // One descriptor for a service's file and the cursor: each append closes the other, and the next reopens it.
+  const files = new LogFiles({ dir, maxOpenFiles: 1, maxFileBytes: 100 });
+  t.after(() => files.close());
+  for (let i = 1; i <= 10; i++) await files.append('a', { stream: 's', entries: lines(i) });
+  const path = files.path('a', 'web');
+  const rotated = readFileSync(`${path}.1`, 'utf8');
+  const current = readFileSync(path, 'utf8');
+  assert.ok(statSync(path).size <= 100 && statSync(`${path}.1`).size <= 100, `${rotated}---\n${current}`);
+  assert.equal(current.split('\n').length - 1, 1, 'line 10 alone: 7 to 9 filled the file rotated before it');
+  assert.equal(files.openFiles(), 1);
+});
