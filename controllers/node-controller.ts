@@ -27,7 +27,7 @@
  * In the control plane it yields to the Declaration controller (`yieldTo`), as the Assignment controller does: while
  * Declarations are being written, no Node is reconciled, for at most YIELD_MAX_MS (15 s) of one busy spell. A change
  * to every node then reaches the nodes before their Node statuses are written, and a node's two status changes (the
- * new desired generation, then the applied one) mostly collapse into one write. The price: while such a spell lasts,
+ * new desired generation, then the applied one) can collapse into one write. The price: while such a spell lasts,
  * a node that went silent or came back is marked so up to 15 s late (the default grace period is 40 s).
  */
 import { jsonEqual } from '../api/meta/json-equal.ts';
