@@ -204,8 +204,8 @@ export function validateObject(obj: unknown): StatusCause[] {
 /**
  * Validates a status write: the object as it would be stored, whose every field but `status` is the stored
  * object's (api/store/object-meta.ts `mergeUpdate`), checked when it was written. So only `status` is checked
- * against the kind's schema — unchanged fields are not judged again, as Kubernetes' validation ratcheting does not —
- * which spares each heartbeat and status report checking the whole spec (a Declaration's resources).
+ * against the kind's schema, as Kubernetes' validation ratcheting leaves unchanged fields unjudged; this spares each
+ * heartbeat and status report checking the whole spec (a Declaration's resources).
  */
 export function validateStatusWrite(obj: unknown): StatusCause[] {
   if (!isRecord(obj)) return [{ message: 'must be an object', reason: 'FieldValueInvalid' }];
