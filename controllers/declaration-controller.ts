@@ -105,8 +105,8 @@ function sourcesOf(caches: Caches): Source[] {
  * Keys reconciled at once. A change to a module used by every node queues every node: with this many
  * Declaration writes in flight, the store's group commit makes one fdatasync for many of them. 128 rather than 32:
  * at N = 5,000 an all-nodes change's per-node applied p99 was 6.0 s (4.7–7.1, nine changes) against 6.6 s (5.5–8.2)
- * with 32, lower in seven of nine pairs; at N = 1,000 the same, 1.1–2.1 s (bench/fan-probe.ts, runs interleaved,
- * 2026-12-03). 256 made an all-nodes change at N = 1,000 slower (p99 2.1–3.2 s against 1.2–2.3 s with 32, back to
+ * with 32, lower in seven of nine pairs; at N = 1,000 about the same, 1.1–2.1 s against 1.0–2.3 s (ten changes each;
+ * bench/fan-probe.ts, runs interleaved, 2026-12-03). 256 made an all-nodes change at N = 1,000 slower (p99 2.1–3.2 s against 1.2–2.3 s with 32, back to
  * back; not analysed further).
  */
 export const DECLARATION_WORKERS = 128;
