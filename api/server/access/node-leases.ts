@@ -21,8 +21,8 @@
  * Listeners (`onBeat`) hear every heartbeat, absorbed or written — the Node controller takes reachability
  * from them (controllers/node-controller.ts) — and every other request the node's credential made (`contact`: a
  * log POST, its Declaration's status, an Event, its watch): each shows the node alive as a heartbeat does, and the
- * agent skips a heartbeat that would only repeat its last one after such a request (agent/sync/sync.ts). Those are
- * not persisted: the agent still writes a heartbeat at least every other interval, and that one is.
+ * agent skips a heartbeat that would only repeat what the control plane has after such a request (agent/sync/sync.ts).
+ * Those are not persisted: the agent still writes a heartbeat at least every other interval, and that one is.
  */
 import { jsonEqual } from '../../meta/json-equal.ts';
 import { realClock, type Clock } from '../../meta/clock.ts';
