@@ -37,12 +37,14 @@ const cliSplits = {
  * The control plane caps V8's old space at 1 GiB (Node's documented `--max-old-space-size`): below V8's 2 GiB
  * threshold it lets the heap grow at most ~1.6× the live objects between full collections instead of 4×, which
  * was most of the control plane's peak RSS during a change to every node (README, "The control plane's memory").
+ * It raises the young generation's semi-spaces from 16 to 64 MiB: a scavenge every 4× as many allocated bytes, so
+ * fewer of a request's short-lived objects outlive one and are promoted (bench/RESULTS.md §9).
  * hack/local-mesh.mjs starts agents and the control plane with the same flags (AGENT_NODE_FLAGS,
  * CONTROL_PLANE_NODE_FLAGS there), and so does the scale bench (test/control-plane-process.ts).
  */
 const nodeFlags = {
   'mesh-agent': ' --max-semi-space-size=1 --optimize-for-size',
-  'mesh-control-plane': ' --max-old-space-size=1024',
+  'mesh-control-plane': ' --max-old-space-size=1024 --max-semi-space-size=64',
 };
 
 const common = {
