@@ -232,6 +232,54 @@ test("with the API server's leases, heartbeats that wrote nothing keep a node re
   assert.equal(back.lastSeen, iso(clock.now()));
 });
 
+test("with the API server's leases, a quiet node's rechecks decide nothing again, but a change of its Node, its Declaration or the Mesh counts at once", async (t) => {
+  let beat: (node: string, atMs: number) => void = () => assert.fail('no listener');
+  const { clock, writes } = await startController(t, T0, { onBeat: (fn) => (beat = fn) });
+  await createNode('calm');
+  beat('calm', clock.now());
+  await waitCondition('calm', 'Reachable', 'True', 'HeartbeatReceived');
+  await quiet();
+  const written = writes('calm');
+  for (let i = 0; i < 4; i++) {
+    clock.advance(30 * S);
+    beat('calm', clock.now());
+    await quiet();
+  }
+  assert.equal(writes('calm'), written, 'rechecks between lease beats write nothing');
+  const edited = await suite.client.patch('nodes', 'calm', { spec: { site: 'rack-2' } });
+  await eventually(async () =>
+    assert.equal(
+      (await statusOf('calm')).observedGeneration,
+      edited.metadata.generation,
+      'a new spec is observed at once',
+    ),
+  );
+  await suite.client.create('declarations', {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Declaration',
+    metadata: { name: 'calm' },
+    spec: { generation: 7, resources: [] },
+  });
+  await eventually(async () =>
+    assert.equal((await statusOf('calm')).declaration?.desiredGeneration, 7, 'a new Declaration is decided at once'),
+  );
+  const mesh = { spec: { reachabilityGracePeriod: '50s' } };
+  await suite.client.patch('meshes', 'mesh', mesh).catch(() =>
+    suite.client.create('meshes', {
+      apiVersion: 'meshctl.dev/v1alpha1',
+      kind: 'Mesh',
+      metadata: { name: 'mesh' },
+      ...mesh,
+    }),
+  );
+  t.after(() => suite.client.patch('meshes', 'mesh', { spec: { reachabilityGracePeriod: null } }));
+  await eventually(async () =>
+    assert.match((await conditionOf('calm', 'Reachable'))?.message ?? '', /\(50s\)/, 'so is a new grace period'),
+  );
+  clock.advance(50 * S);
+  await waitCondition('calm', 'Reachable', 'False', 'HeartbeatMissed');
+});
+
 test("in the control plane it yields to the Declaration controller: no Node status is written while that controller's queue is busy", async (t) => {
   const declarations = new WorkQueue();
   declarations.add('some-node'); // a Declaration to write: busy until done

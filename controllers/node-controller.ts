@@ -14,7 +14,9 @@
  * with its next heartbeat, which then changes nothing but the contact time (so a change applied on every node
  * costs one Node write per node, the controller's, not the agent's heartbeat besides). It looks again when a
  * reachable node's grace period would run out (requeueAfter), rounded up to the whole second so that the rechecks
- * of many nodes share a timer (RECHECK_SLOT_MS), and never touches a node's assignments or Declaration: an
+ * of many nodes share a timer (RECHECK_SLOT_MS); such a recheck of a node found reachable with nothing to write,
+ * whose Node, Declaration and Mesh have not changed since, only asks whether the grace period ran out (in a quiet
+ * mesh of 5,000 nodes that is some 160 rechecks a second). It never touches a node's assignments or Declaration: an
  * unreachable node keeps its modules (ADR 0036).
  *
  * lastSeen is kept like a Kubernetes node Lease: the time of the last heartbeat lives in memory
@@ -36,7 +38,7 @@ import { findCondition, setCondition } from '../api/meta/conditions.ts';
 import type { Condition } from '../api/meta/types.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import { rfc3339 } from '../api/meta/timestamp.ts';
-import type { Node, NodeStatus } from '../api/v1alpha1/generated/index.ts';
+import type { Declaration, Mesh, Node, NodeStatus } from '../api/v1alpha1/generated/index.ts';
 import {
   appliedGeneration,
   DECLARATION_APPLIED,
@@ -208,6 +210,13 @@ class NodeReconciler implements Reconciler {
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly persistMs?: number;
+  /**
+   * Per node, what its last reconcile read when it found nothing to write and the node reachable: the informers'
+   * Node, Declaration and Mesh (each replaced by a new object at every change). Until one of them changes, the only
+   * news can be time running out, so a recheck (most reconciles of a quiet mesh: every node about twice a grace
+   * period) asks only whether the grace period ran out instead of deciding the whole status again.
+   */
+  private readonly quiet = new Map<string, { node: Node; decl?: Declaration; mesh?: Mesh }>();
 
   constructor(opts: {
     client: Client;
@@ -227,11 +236,25 @@ class NodeReconciler implements Reconciler {
 
   async reconcile(name: string): Promise<Result | void> {
     const node = this.caches.nodes.get(name);
-    if (!node || node.metadata.deletionTimestamp) return;
+    if (!node || node.metadata.deletionTimestamp) {
+      this.quiet.delete(name);
+      return;
+    }
     const now = this.clock.now();
     const status = node.status ?? {};
     const heard = this.heartbeats.heardAt(name);
-    const graceMs = gracePeriodMs(this.caches.meshes.get('mesh'));
+    const mesh = this.caches.meshes.get('mesh');
+    const graceMs = gracePeriodMs(mesh);
+    const decl = this.caches.declarations.get(name);
+    const persistMs = this.persistMs ?? Math.min(LAST_SEEN_PERSIST_MS, graceMs / 2);
+    const seen = this.quiet.get(name);
+    if (seen && seen.node === node && seen.decl === decl && seen.mesh === mesh && heard !== undefined) {
+      // Still reachable, and nothing else to store: the full decision below would come to the same.
+      const deadline = Math.max(heard, this.heartbeats.watchingSince(name) ?? now) + graceMs;
+      if (now < deadline && lastSeenToStore(heard, status.lastSeen, persistMs) === status.lastSeen)
+        return { requeueAfter: Math.max(1, Math.ceil(deadline - now)) };
+    }
+    this.quiet.delete(name);
     const reach = reachabilityVerdict({
       now,
       graceMs,
@@ -239,7 +262,6 @@ class NodeReconciler implements Reconciler {
       watchingSince: this.heartbeats.watchingSince(name) ?? now,
       previous: findCondition(status.conditions, REACHABLE),
     });
-    const decl = this.caches.declarations.get(name);
     const applied = appliedGeneration(status.declaration?.appliedGeneration, decl?.status?.appliedGeneration);
     const declaration = declarationVerdict({
       desired: decl?.spec.generation,
@@ -248,7 +270,6 @@ class NodeReconciler implements Reconciler {
       declarationApplied: findCondition(decl?.status?.conditions, 'Applied'),
       agentHoldsCurrent: decl !== undefined && decl.status?.observedGeneration === decl.metadata.generation,
     });
-    const persistMs = this.persistMs ?? Math.min(LAST_SEEN_PERSIST_MS, graceMs / 2);
     const decide = (lastSeen: string | undefined): NodeStatus =>
       nextNodeStatus(status, {
         lastSeen,
@@ -262,6 +283,7 @@ class NodeReconciler implements Reconciler {
     const lazy = decide(lastSeenToStore(heard, status.lastSeen, persistMs));
     // A write that happens anyway carries the freshest lastSeen.
     if (!jsonEqual(status, lazy)) await this.write(node, decide(lastSeenToStore(heard, status.lastSeen, 0)));
+    else if (reach.status === 'True') this.quiet.set(name, { node, decl, mesh });
     return reach.recheckInMs !== undefined ? { requeueAfter: Math.max(1, Math.ceil(reach.recheckInMs)) } : undefined;
   }
 

@@ -7,7 +7,8 @@ import { FakeClock } from '../../meta/fake-clock.ts';
 import { rfc3339 } from '../../meta/timestamp.ts';
 import { httpRequest, startServer, type TestServer } from '../../../test/harness.ts';
 import type { Node } from '../../v1alpha1/generated/node.ts';
-import { LEASE_PERSIST_MS, NodeLeases } from './node-leases.ts';
+import { eventually } from '../../../test/eventually.ts';
+import { LEASE_PERSIST_MS, NodeLeases, PERSIST_BATCH_MS } from './node-leases.ts';
 
 const API = '/apis/meshctl.dev/v1alpha1';
 const MERGE = { 'content-type': 'application/merge-patch+json' };
@@ -65,11 +66,57 @@ test('a heartbeat that changes nothing else is answered from the lease until it 
   assert.equal(srv.store.get('nodes', 'a')!.status?.lastSeen, rfc3339(clock.now()), 'and persists the heartbeat');
 
   clock.advance(LEASE_PERSIST_MS);
-  const due = await beat(srv, clock.now(), 'v2');
+  const heardAt = clock.now();
+  const timers = clock.pending();
+  const answer = beat(srv, heardAt, 'v2');
+  await eventually(async () => assert.ok(clock.pending() > timers, 'the persist waits for its batch'));
+  assert.notEqual(srv.store.get('nodes', 'a')!.status?.controlPlaneLastContact, rfc3339(heardAt), 'not yet written');
+  clock.advance(PERSIST_BATCH_MS);
+  const due = await answer;
   assert.equal(due.status, 200, due.text);
   const stored = srv.store.get('nodes', 'a')!.status!;
-  assert.equal(stored.controlPlaneLastContact, rfc3339(clock.now()), 'persisted once a persist interval passed');
-  assert.equal(stored.lastSeen, rfc3339(clock.now()), 'with lastSeen, the time the server heard it');
+  assert.equal(stored.controlPlaneLastContact, rfc3339(heardAt), 'persisted once a persist interval passed');
+  assert.equal(stored.lastSeen, rfc3339(heardAt), 'with lastSeen, the time the server heard it (not its batch)');
+});
+
+test('heartbeats due for persisting meanwhile are written together when their batch is due, and heard at once', async (t) => {
+  const clock = new FakeClock({ start: Date.parse('2026-01-01T00:00:00Z') });
+  const srv = await serve(t, clock);
+  const leases = new NodeLeases({ clock, persistMs: 10_000, maxPersistPerSecond: 1000, random: () => 0 });
+  const heard: string[] = [];
+  leases.onBeat((node, at) => heard.push(`${node}@${at}`));
+  const names = ['b0', 'b1', 'b2'];
+  const log: string[] = [];
+  const write = (o: Node) => {
+    log.push(`write ${o.metadata.name}`);
+    return srv.store.update('nodes', o, { subresource: 'status' }).finally(() => log.push(`done ${o.metadata.name}`));
+  };
+  const beatOf = (name: string) => {
+    const stored = srv.store.get('nodes', name)!;
+    const obj: Node = { ...stored, status: { ...stored.status, controlPlaneLastContact: rfc3339(clock.now()) } };
+    return leases.update(srv.store, obj, write);
+  };
+  for (const name of names) {
+    await srv.store.create('nodes', { apiVersion: 'meshctl.dev/v1alpha1', kind: 'Node', metadata: { name } });
+    await beatOf(name);
+  }
+  assert.deepEqual(log, ['write b0', 'done b0', 'write b1', 'done b1', 'write b2', 'done b2'], 'first ones: at once');
+  log.length = 0;
+  heard.length = 0;
+  clock.advance(10_000);
+  const first = clock.now();
+  const answers = [beatOf('b0')];
+  clock.advance(300);
+  answers.push(beatOf('b1'), beatOf('b2'));
+  await eventually(async () => assert.equal(heard.length, 3, 'each heard when it arrived'));
+  assert.deepEqual(heard, [`b0@${first}`, `b1@${first + 300}`, `b2@${first + 300}`]);
+  assert.deepEqual(log, [], 'none written before the batch is due');
+  clock.advance(PERSIST_BATCH_MS - 300);
+  await Promise.all(answers);
+  assert.deepEqual(log.slice(0, 3), ['write b0', 'write b1', 'write b2'], 'all issued before the first is durable');
+  assert.equal(srv.store.get('nodes', 'b0')!.status?.lastSeen, rfc3339(first), 'lastSeen: when it was heard');
+  assert.equal(srv.store.get('nodes', 'b2')!.status?.lastSeen, rfc3339(first + 300));
+  assert.equal(heard.length, 3, 'not heard again when written');
 });
 
 test("the admin's status writes and a node's invalid contact time are never absorbed", async (t) => {
@@ -232,6 +279,7 @@ test("a node's first persist counts as made up to half an interval earlier, so n
     persistMs: 10_000,
     maxPersistPerSecond: 1000,
     random: () => draws.shift() ?? 0,
+    batchMs: 0,
   });
   const names = ['p0', 'p1', 'p2'];
   const write = (o: Node) => srv.store.update('nodes', o, { subresource: 'status' });
