@@ -48,7 +48,7 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
   const mesh = await startLocalMesh(t, { cwd: cli.dir, listen: `127.0.0.1:${await freePort()}` });
   const { home, meshconfig, state } = mesh;
   assert.equal(meshconfig, join(home, 'control-plane', 'admin.meshconfig'));
-  const cpPid = Number(/kill -9 (\d+)/.exec(mesh.stdout())?.[1]);
+  const cpPid = Number((await expectOutput(mesh, 'stdout', /kill -9 (\d+)/, 10_000))[1]);
   assert.match(
     cmdline(cpPid) ?? '',
     new RegExp(`mesh-control-plane\\.js --data-dir ${home}/control-plane `),
@@ -168,7 +168,8 @@ test('npm start: a local mesh of three nodes that survives its control plane bei
 // keeps the server URL it stored at its first start (a new free port would leave them unable to reach it).
 test('npm start with MESHCTL_LISTEN port 0: after Enter restarts the control plane, the agents reach it again', async (t) => {
   const mesh = await startLocalMesh(t, { cwd: cli.dir, listen: '127.0.0.1:0' });
-  process.kill(Number(/kill -9 (\d+)/.exec(mesh.stdout())?.[1]), 'SIGKILL');
+  // The hint comes a few lines after the MESHCONFIG line startLocalMesh waited for, maybe in a later chunk.
+  process.kill(Number((await expectOutput(mesh, 'stdout', /kill -9 (\d+)/, 10_000))[1]), 'SIGKILL');
   await expectOutput(mesh, 'stderr', /control-plane stopped \(SIGKILL\)/, 5000);
   const back = new Date().toISOString();
   mesh.enter();
