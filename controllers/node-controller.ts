@@ -47,6 +47,7 @@ import {
   declarationVerdict,
   gracePeriodMs,
   reachabilityVerdict,
+  reachableUntil,
   type Verdict,
 } from './node-reachability.ts';
 import { realClock, type Clock } from '../api/meta/clock.ts';
@@ -250,7 +251,7 @@ class NodeReconciler implements Reconciler {
     const seen = this.quiet.get(name);
     if (seen && seen.node === node && seen.decl === decl && seen.mesh === mesh && heard !== undefined) {
       // Still reachable, and nothing else to store: the full decision below would come to the same.
-      const deadline = Math.max(heard, this.heartbeats.watchingSince(name) ?? now) + graceMs;
+      const deadline = reachableUntil(heard, this.heartbeats.watchingSince(name) ?? now, graceMs);
       if (now < deadline && lastSeenToStore(heard, status.lastSeen, persistMs) === status.lastSeen)
         return { requeueAfter: Math.max(1, Math.ceil(deadline - now)) };
     }

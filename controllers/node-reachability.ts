@@ -64,6 +64,14 @@ export interface ReachabilityDecision extends Verdict {
 }
 
 /**
+ * When a node last heard at `lastHeartbeat` (ms) stops counting as reachable: a grace period after that heartbeat, or
+ * after this process began watching the node (`watchingSince`) if that was later.
+ */
+export function reachableUntil(lastHeartbeat: number, watchingSince: number, graceMs: number): number {
+  return Math.max(lastHeartbeat, watchingSince) + graceMs;
+}
+
+/**
  * Decides the Reachable condition: Unknown/NeverSeen before the first heartbeat; True/HeartbeatReceived
  * while the last heartbeat is younger than the grace period; False/HeartbeatMissed after it (keeping the
  * message written when it flipped, so the status is not rewritten while nothing happens).
@@ -76,7 +84,7 @@ export function reachabilityVerdict(input: ReachabilityInput): ReachabilityDecis
   }
   const silentMs = now - lastHeartbeat;
   if (silentMs < graceMs) {
-    const deadline = Math.max(lastHeartbeat, watchingSince) + graceMs;
+    const deadline = reachableUntil(lastHeartbeat, watchingSince, graceMs);
     return {
       status: 'True',
       reason: 'HeartbeatReceived',

@@ -124,7 +124,7 @@ export class NodeLeases {
     const now = this.clock.now();
     const last = this.persistedAt.get(name);
     const onlyContact = last !== undefined && this.onlyContact(store, stored, obj);
-    if (onlyContact && last !== undefined && now - last < this.interval()) {
+    if (onlyContact && now - last < this.interval()) {
       this.beat(name, now);
       return { ...stored, status: { ...statusOf(stored), controlPlaneLastContact: contact } } as T;
     }
