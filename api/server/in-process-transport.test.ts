@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createClient } from '../client/http-client.ts';
 import { ApiError } from '../meta/api-error.ts';
+import { deepFreeze } from '../meta/frozen.ts';
 import type { Module } from '../v1alpha1/generated/module.ts';
 import { startServer } from '../../test/harness.ts';
 import { eventually } from '../../test/eventually.ts';
@@ -121,4 +122,25 @@ test('the requests of one in-process client name one connection, so the server h
   await client.get('modules', 'm');
   assert.equal(sockets.length, 2);
   assert.ok(sockets[0] && sockets[0] === sockets[1], 'both requests came on the same socket');
+});
+
+test('a JSON body handed over in process is the handler’s copy: as parsed from its text, the sender’s left alone', async (t) => {
+  const { srv, inProc } = await setup(t);
+  // What a controller sends: built from frozen cached parts, with fields JSON leaves out or changes.
+  const sent = deepFreeze({
+    ...module('m', '1.0.0'),
+    metadata: { name: 'm', namespace: 'ignored', labels: {}, annotations: { kept: 'x' } },
+    spec: { ...module('m', '1.0.0').spec, description: undefined },
+  });
+  const before = JSON.stringify(sent);
+  const created = await inProc.create('modules', sent);
+  assert.equal(JSON.stringify(sent), before, 'the sender’s object is unchanged');
+  const stored = await srv.store.get('modules', 'm');
+  assert.deepEqual(stored?.metadata.annotations, { kept: 'x' });
+  assert.equal(stored?.metadata.namespace, undefined, 'the handler dropped the namespace from its copy');
+  assert.equal(stored?.metadata.labels, undefined, 'and the empty labels');
+  assert.equal(created.metadata.uid, stored?.metadata.uid);
+  // A merge patch travels the same way.
+  await inProc.patch('modules', 'm', deepFreeze({ metadata: { labels: { a: 'b', c: null } } }));
+  assert.deepEqual((await srv.store.get('modules', 'm'))?.metadata.labels, { a: 'b' });
 });

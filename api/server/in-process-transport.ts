@@ -17,7 +17,7 @@ import type { TransportRequest } from '../client/http-transport.ts';
 import type { ClientConfig } from '../client/types.ts';
 import { ApiError } from '../meta/api-error.ts';
 import type { App } from './app.ts';
-import { VALUE_SINK, type ValueSink } from './in-process-values.ts';
+import { VALUE_BODY, VALUE_SINK, type ValueRequest, type ValueSink } from './in-process-values.ts';
 
 /** Options of createInProcessClient. */
 export interface InProcessClientOptions {
@@ -91,10 +91,18 @@ class InProcessTransport implements Transport {
   close(): void {}
 }
 
-/** The request as the handler reads it: method, path, headers (the bearer token's included) and the JSON body. */
+/** Content types whose bodies are JSON text: such a body is handed over as the value itself (valueBody). */
+const JSON_BODIES = new Set(['application/json', 'application/merge-patch+json', 'application/json-patch+json']);
+
+/**
+ * The request as the handler reads it: method, path, headers (the bearer token's included) and the body — a JSON
+ * body as the value itself (in-process-values.ts), which the handler copies instead of parsing text.
+ */
 function requestMessage(req: TransportRequest, token: string | undefined, socket: Socket): IncomingMessage {
-  const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
-  const msg = new IncomingMessage(socket);
+  const asValue = req.body !== undefined && JSON_BODIES.has(req.contentType ?? 'application/json');
+  const body = req.body === undefined || asValue ? undefined : Buffer.from(JSON.stringify(req.body));
+  const msg: ValueRequest = new IncomingMessage(socket);
+  if (asValue) msg[VALUE_BODY] = { v: req.body };
   msg.method = req.method;
   msg.url = req.path;
   msg.httpVersion = '1.1';
@@ -104,7 +112,8 @@ function requestMessage(req: TransportRequest, token: string | undefined, socket
     accept: req.accept ?? 'application/json',
     'user-agent': 'meshctl-in-process',
     ...(token ? { authorization: `Bearer ${token}` } : {}),
-    ...(body ? { 'content-type': req.contentType ?? 'application/json', 'content-length': String(body.length) } : {}),
+    ...(req.body !== undefined ? { 'content-type': req.contentType ?? 'application/json' } : {}),
+    ...(body ? { 'content-length': String(body.length) } : {}),
   };
   if (body) msg.push(body);
   msg.push(null);
@@ -112,7 +121,7 @@ function requestMessage(req: TransportRequest, token: string | undefined, socket
   return msg;
 }
 
-/** A socket that connects nowhere and has nothing to read: each request's body is pushed to its message. */
+/** A socket that connects nowhere and has nothing to read: each request's body is its message's (pushed, or a value). */
 function idleSocket(): Socket {
   const socket = new Socket();
   socket.readable = false;

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError } from '../meta/api-error.ts';
+import { jsonText } from '../meta/frozen.ts';
 import type { KubeObject } from '../meta/types.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -332,4 +333,14 @@ test('list is sorted by name and filtered by label and field selectors', async (
     store.list('nodes').items.map((o) => o.metadata.name),
     ['a', 'aa', 'c'],
   );
+});
+
+test('an object as written and as deleted answers with the journal text it was written as (jsonText)', async (t) => {
+  const { store } = await tempStore(t);
+  const a = await store.create('nodes', node('a', { labels: { x: '1' } }));
+  const s = await store.update('nodes', { ...a, status: { ready: true, n: -0 } }, { subresource: 'status' });
+  const gone = await store.delete('nodes', 'a');
+  for (const o of [a, s, gone]) assert.equal(jsonText(o), JSON.stringify(o));
+  // The text comes from the store, not from encoding the object again: an object no write made is encoded.
+  assert.equal(jsonText({ ...s }), JSON.stringify(s));
 });

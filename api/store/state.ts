@@ -14,7 +14,7 @@ import {
 } from '../meta/selectors.ts';
 import type { ListOptions } from './types.ts';
 import { withResourceVersion } from './object-meta.ts';
-import { deepFreeze, frozenJsonCopy } from '../meta/frozen.ts';
+import { deepFreeze, frozenJsonCopy, rememberJsonText } from '../meta/frozen.ts';
 import { delLine, putLine, txnLine, type JournalEntry, type StoreData } from './store-data.ts';
 import { StoreEvent } from './store-event.ts';
 
@@ -112,6 +112,7 @@ export class StoreState {
     // The store's own copy, exactly what the journal holds; frozen, since every reader shares it, and sharing
     // the parts of the previous version the write left alone (frozen.ts).
     const stored = frozenJsonCopy(versioned);
+    rememberJsonText(stored, json);
     const name = stored.metadata.name as string;
     let kind = this.data.kinds.get(plural);
     if (!kind) this.data.kinds.set(plural, (kind = new Map()));
@@ -135,6 +136,7 @@ export class StoreState {
     const json = JSON.stringify(withResourceVersion(obj, rv));
     // `obj` may share parts with a caller's object: the event gets its own copy, frozen like a stored object.
     const gone = deepFreeze(JSON.parse(json) as KubeObject);
+    rememberJsonText(gone, json);
     const kind = this.data.kinds.get(plural);
     const prev = kind?.get(name);
     kind?.delete(name);

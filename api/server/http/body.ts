@@ -5,6 +5,8 @@
 import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import { ApiError, type LimitName } from '../../meta/api-error.ts';
+import { jsonCopy } from '../../meta/frozen.ts';
+import { valueBody } from '../in-process-values.ts';
 import { jsonDeeperThan, yamlDeeperThan } from './nesting.ts';
 
 /** The default request body limit: 3 MiB, as kube-apiserver's. */
@@ -31,8 +33,13 @@ function tooDeep(): ApiError {
   return ApiError.badRequest(`the request body nests deeper than ${MAX_DEPTH} levels`, 'parser_depth');
 }
 
-/** Reads the whole body, rejecting with 413 as soon as it passes `maxBytes` (the rest is discarded). */
+/**
+ * Reads the whole body, rejecting with 413 as soon as it passes `maxBytes` (the rest is discarded). A body a client
+ * in this process handed over as a value (in-process-values.ts) is read as its JSON text.
+ */
 export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const sent = valueBody(req);
+  if (sent) return Promise.resolve(Buffer.from(JSON.stringify(sent.v)));
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (declared > maxBytes) return drain(req, maxBytes).then(() => Promise.reject(tooLarge(maxBytes)));
   return new Promise((resolve, reject) => {
@@ -102,16 +109,42 @@ export function bodyFormat(contentType: string | undefined, accepted: BodyFormat
  * BadRequest otherwise. A JSON patch is an array: parseJsonPatchBody.
  */
 export function parseBody(buf: Buffer, format: BodyFormat): Record<string, unknown> {
-  const value = parseValue(buf, format);
+  return objectBody(parseValue(buf, format));
+}
+
+/** Parses an `application/json-patch+json` body: a JSON array of operations (400 otherwise). */
+export function parseJsonPatchBody(buf: Buffer): unknown[] {
+  return jsonPatchBody(parseValue(buf, 'json-patch'));
+}
+
+/**
+ * Reads and parses a body in `format` as one object (parseBody). A body a client in this process handed over as a
+ * value is copied instead (jsonCopy: what parsing its JSON text would have made, the handler's to change), without
+ * the text: our controllers' writes are not encoded, measured and parsed on their way into the store.
+ */
+export async function readObjectBody(
+  req: IncomingMessage,
+  maxBytes: number,
+  format: BodyFormat,
+): Promise<Record<string, unknown>> {
+  const sent = valueBody(req);
+  return objectBody(sent ? jsonCopy(sent.v) : parseValue(await readBody(req, maxBytes), format));
+}
+
+/** Reads and parses a JSON patch body (parseJsonPatchBody); one handed over in process as readObjectBody does. */
+export async function readJsonPatchBody(req: IncomingMessage, maxBytes: number): Promise<unknown[]> {
+  const sent = valueBody(req);
+  return jsonPatchBody(sent ? jsonCopy(sent.v) : parseValue(await readBody(req, maxBytes), 'json-patch'));
+}
+
+function objectBody(value: unknown): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw ApiError.badRequest('the request body must be a single object');
   }
   return value as Record<string, unknown>;
 }
 
-/** Parses an `application/json-patch+json` body: a JSON array of operations (400 otherwise). */
-export function parseJsonPatchBody(buf: Buffer): unknown[] {
-  const value = parseValue(buf, 'json-patch');
+function jsonPatchBody(value: unknown): unknown[] {
   if (!Array.isArray(value)) throw ApiError.badRequest('a JSON patch must be a JSON array of operations');
   return value;
 }

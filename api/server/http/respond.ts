@@ -6,7 +6,7 @@ import type { ServerResponse } from 'node:http';
 import { ApiError } from '../../meta/api-error.ts';
 import type { Logger } from '../../meta/logger.ts';
 import { valueSink } from '../in-process-values.ts';
-import { deepFreeze } from '../../meta/frozen.ts';
+import { deepFreeze, jsonText } from '../../meta/frozen.ts';
 
 /**
  * Sends `body` as JSON with the given HTTP code (no-op when the response was already sent). A 2xx answer to a
@@ -16,7 +16,7 @@ export function sendJson(res: ServerResponse, code: number, body: unknown, heade
   if (res.headersSent || res.destroyed) return;
   const sink = code >= 200 && code < 300 ? valueSink(res) : undefined;
   if (sink) return sink.sendValue(code, deepFreeze(body), headers);
-  const text = JSON.stringify(body);
+  const text = jsonText(body);
   res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
   res.end(text);
 }

@@ -11,7 +11,7 @@ import type { DeleteOptions, UpdateOptions } from '../../store/types.ts';
 import { admission, admitCreate, checkTypeMeta, checkUrlName } from './admission.ts';
 import { checkRoleDelete } from './admission-roles.ts';
 import { admissionWarnings, setWarnings } from './admission-warnings.ts';
-import { bodyFormat, CONTENT_TYPES, parseBody, parseJsonPatchBody, readBody } from '../http/body.ts';
+import { bodyFormat, CONTENT_TYPES, parseBody, readBody, readJsonPatchBody, readObjectBody } from '../http/body.ts';
 import type { BodyFormat } from '../http/body.ts';
 import type { ResourceRequest } from './context.ts';
 import { boolParam, dryRunParam, propagationPolicy } from './context.ts';
@@ -29,7 +29,7 @@ const PATCH_ATTEMPTS = 5;
 async function readObject(r: ResourceRequest, accepted: BodyFormat[]): Promise<Record<string, unknown>> {
   const format = bodyFormat(r.req.headers['content-type'], accepted);
   if (!format) throw unsupportedMediaType(r.req.headers['content-type'], accepted);
-  return parseBody(await readBody(r.req, r.maxBodyBytes), format);
+  return readObjectBody(r.req, r.maxBodyBytes, format);
 }
 
 function unsupportedMediaType(got: string | undefined, accepted: BodyFormat[]): ApiError {
@@ -93,9 +93,11 @@ const PATCH_FORMATS: BodyFormat[] = ['merge-patch', 'json-patch', 'apply-patch']
 export async function handlePatch(r: ResourceRequest): Promise<void> {
   const format = bodyFormat(r.req.headers['content-type'], PATCH_FORMATS);
   if (!format) throw unsupportedMediaType(r.req.headers['content-type'], PATCH_FORMATS);
-  const raw = await readBody(r.req, r.maxBodyBytes);
-  if (format === 'apply-patch') return handleApply(r, parseBody(raw, format));
-  const patch = format === 'json-patch' ? parseJsonPatchBody(raw) : parseBody(raw, format);
+  if (format === 'apply-patch') return handleApply(r, await readObjectBody(r.req, r.maxBodyBytes, format));
+  const patch =
+    format === 'json-patch'
+      ? await readJsonPatchBody(r.req, r.maxBodyBytes)
+      : await readObjectBody(r.req, r.maxBodyBytes, format);
   const mode = fieldValidationParam(r.query);
   const patchFn = (stored: KubeObject): unknown =>
     Array.isArray(patch) ? applyJsonPatch(stored, patch) : mergePatched(stored, patch, mode);
