@@ -11,7 +11,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONTROL_PLANE_NODE_FLAGS } from '../../test/control-plane-process.ts';
 import { spawnControlPlane, type ControlPlaneProcess } from '../../test/harness.ts';
@@ -27,6 +27,15 @@ export const AGENT_LOG_EVERY_MS = 30_000;
 /** Every agent starts at a random time within this window after the agents are started. */
 export const startSpread = (n: number): number => Math.min(30_000, n * 4);
 const WORKER = join(import.meta.dirname, 'scale-worker.ts');
+/**
+ * The simulated agents' processes run at this nice value (SCALE_AGENT_NICE, default 19; 0 leaves them as they are).
+ * They stand for N other machines; sharing this machine's two cores with the control plane at the same priority,
+ * each of the control plane's writes to an agent woke an agent process that the kernel then ran in its place: in
+ * an all-nodes change at N = 5,000 its main thread waited on the run queue ~24 % of the time (schedstat), as long as
+ * the work it had left. At 19 the agents still get every cycle the control plane leaves, and they still load the
+ * machine, but they no longer take its turn.
+ */
+export const AGENT_NICENESS = Number(process.env.SCALE_AGENT_NICE ?? 19);
 
 /** True when SCALE_CP_FROM_SOURCE=1 asks for the control plane through tsx instead of its bundle. */
 export const controlPlaneFromSource = (): boolean => process.env.SCALE_CP_FROM_SOURCE === '1';
@@ -93,6 +102,7 @@ export async function startScaleMesh(opts: ScaleMeshOptions): Promise<ScaleMesh>
           execArgv: ['--import', 'tsx', ...(process.env.SCALE_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? [])],
           stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
         });
+        if (AGENT_NICENESS !== 0 && child.pid !== undefined) setPriority(child.pid, AGENT_NICENESS);
         child.on('message', (m) => reports.set(w, m as ScaleWorkerReport));
         workers.push(child);
       }
