@@ -66,6 +66,12 @@ async function window(change: boolean, round: number, tracker: RoundTracker, sto
   const m1 = await metrics();
   const gc = gcOf(mesh.cp.output().slice(mark));
   const compactions = count(mesh.cp.output().slice(mark), 'Started compaction');
+  const compacted = [
+    ...mesh.cp
+      .output()
+      .slice(mark)
+      .matchAll(/"msg":"Compacted store".*?"ms":(\d+)/g),
+  ].map((m) => `${m[1]} ms`);
   const lines = journalLinesSince(mesh.cp.dataDir, j0);
   const req = new Map<string, number>();
   for (const [k, v] of m1) if (v - (m0.get(k) ?? 0) > 0) req.set(k, v - (m0.get(k) ?? 0));
@@ -77,6 +83,7 @@ async function window(change: boolean, round: number, tracker: RoundTracker, sto
     agents,
     gc,
     compactions,
+    compacted,
     req,
     writes,
     p50: appliedMs[Math.floor(appliedMs.length / 2)],
@@ -113,7 +120,9 @@ try {
         `  write ${k}: base ${base.writes.get(k) ?? 0} change ${ch.writes.get(k) ?? 0} per node ${(((ch.writes.get(k) ?? 0) - (base.writes.get(k) ?? 0)) / N).toFixed(2)}`,
       );
     out.push(`  GC (--trace-gc): base ${base.gc}; change ${ch.gc}`);
-    out.push(`  store compactions started: base ${base.compactions}, change ${ch.compactions}`);
+    out.push(
+      `  store compactions started: base ${base.compactions}, change ${ch.compactions}; done in: ${[...base.compacted, ...ch.compacted].join(', ') || '-'}`,
+    );
     const log = mesh.cp.output();
     out.push(
       `  control-plane log so far: ${count(log, 'Watch expired, relisting')} relists after a 410, ${count(log, 'Reconcile raced a write')} conflicts retried, ${count(log, '"Reconcile failed')} failed reconciles`,

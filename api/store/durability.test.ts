@@ -27,6 +27,41 @@ test('a reopened store holds everything, and resourceVersions continue', async (
   assert.notEqual(again.metadata.uid, a.metadata.uid);
 });
 
+test('a compaction that starts while the event loop is busy writes its snapshot after the busy spell', async (t) => {
+  const dir = tempDir(t);
+  const logs: { msg?: string; waitedMs?: number }[] = [];
+  const s = await openAnyKindStore({
+    dir,
+    compactAfterBytes: 1024 * 1024,
+    compactionPace: { workMs: 0, stepMs: 10, maxWaitMs: 10_000 },
+    logger: (l) => logs.push(l),
+  });
+  t.after(() => s.close());
+  // 1,000 objects: a snapshot of five chunks, so the pacer is asked four times.
+  for (let i = 0; i < 1000; i += 100)
+    await Promise.all(
+      Array.from({ length: 100 }, (_, j) => s.create('nodes', node(`n${i + j}`, { spec: { pad: 'x'.repeat(200) } }))),
+    );
+  assert.ok(s.stats().journal.bytes < 512 * 1024, `journal ${s.stats().journal.bytes} bytes`);
+  assert.ok(!s.stats().journal.compacting && s.stats().journal.compactions === 0);
+  // A busy spell of ~600 ms (turns of 15 ms of synchronous work), then the write that starts a compaction.
+  const busyUntil = performance.now() + 600;
+  const spin = (): void => {
+    const end = performance.now() + 15;
+    while (performance.now() < end);
+    if (performance.now() < busyUntil) setImmediate(spin);
+  };
+  setImmediate(spin);
+  for (let i = 0; !s.stats().journal.compacting; i++)
+    await s.update('nodes', node('n0', { spec: { pad: `${i}`.repeat(100_000 / String(i).length) } }));
+  assert.ok(performance.now() < busyUntil, 'the compaction started during the busy spell');
+  while (s.stats().journal.compacting) await settle(5);
+  const done = s.stats().journal.lastCompaction;
+  assert.ok(done && done.waitedMs > 0, `waited ${done?.waitedMs} ms`);
+  assert.ok(performance.now() >= busyUntil, 'the snapshot was finished after the busy spell');
+  assert.ok(logs.some((l) => l.msg === 'Compacted store' && typeof l.waitedMs === 'number'));
+});
+
 test('compaction writes a snapshot, drops old segments, and a reopen gives the same state', async (t) => {
   const dir = tempDir(t);
   const logs: { msg?: string }[] = [];

@@ -42,6 +42,7 @@ import { mkdirSync } from 'node:fs';
 import { Low } from 'lowdb';
 import { DurableStore, type FileStore } from './file-store.ts';
 import { JournalAdapter } from './journal-adapter.ts';
+import type { IdlePacerOptions } from './idle-pacer.ts';
 import { lockDir } from './lock.ts';
 import { StoreState } from './state.ts';
 import { emptyData, markLine, type StoreData } from './store-data.ts';
@@ -78,6 +79,8 @@ export interface OpenStoreOptions {
   eventLogCapacity?: number;
   /** Compact the journal into a snapshot once it has grown by this many bytes since the last one (default 64 MiB). */
   compactAfterBytes?: number;
+  /** How a compaction gives way to a busy event loop (idle-pacer.ts; `{ maxWaitMs: 0 }`: it never waits). */
+  compactionPace?: IdlePacerOptions;
   /**
    * Refuse writes (503) while this many issued resourceVersions are not durable yet (default 65,536; below
    * FENCE_GAP, so the writes a crash loses stay below the fence).
@@ -110,6 +113,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<FileStore> {
     dir: opts.dir,
     fs: opts.fs ?? nodeStoreFs,
     compactAfterBytes,
+    pace: opts.compactionPace,
     logger: log,
     onDurable: (rv) => hub?.publish(rv),
   });

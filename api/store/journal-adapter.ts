@@ -12,8 +12,9 @@
  * Compaction runs off the request path: once the journal has grown by `compactAfterBytes` since the last
  * snapshot (after a failure, 5 s later at the earliest), the adapter copies the kind maps (objects are
  * immutable, so a shallow copy is a consistent snapshot at `data.rv`), rotates the journal (writes continue
- * into a new segment), writes the snapshot in chunks that yield to the event loop, renames it into place,
- * then removes the segments older than the rotation.
+ * into a new segment), writes the snapshot in chunks that yield to the event loop — and wait, for up to 30 s in
+ * all, while requests keep the loop busy (idle-pacer.ts) — renames it into place, then removes the segments older
+ * than the rotation.
  *
  * `close()` ends the journal with a `closed` mark, so the next open knows no served write can have been lost
  * (`crashed` is false); after a crash the store fences its resourceVersions (index.ts).
@@ -23,6 +24,7 @@ import { performance } from 'node:perf_hooks';
 import type { Adapter } from 'lowdb';
 import { Journal, listSegments } from './journal.ts';
 import { replayJournal } from './journal-replay.ts';
+import { idlePacer, type IdlePacerOptions } from './idle-pacer.ts';
 import { readSnapshot, writeSnapshot } from './snapshot.ts';
 import { emptyData, markLine, type Kinds, type StoreData } from './store-data.ts';
 import type { StoreFs } from './store-fs.ts';
@@ -35,6 +37,8 @@ export interface JournalAdapterOptions {
   fs: StoreFs;
   /** Start a compaction when the journal has grown by this many bytes since the last snapshot. */
   compactAfterBytes: number;
+  /** How a compaction's snapshot gives way to a busy event loop (idle-pacer.ts; defaults there). */
+  pace?: IdlePacerOptions;
   logger: StoreLogger;
   /** Called with the newest durable resourceVersion after each group commit (must not throw). */
   onDurable: (rv: number) => void;
@@ -49,7 +53,7 @@ export interface JournalStats {
   lines: number;
   compactions: number;
   compacting: boolean;
-  lastCompaction?: { rv: number; objects: number; bytes: number; ms: number };
+  lastCompaction?: { rv: number; objects: number; bytes: number; ms: number; waitedMs: number };
 }
 
 const RETRY_MS = 5_000;
@@ -196,14 +200,15 @@ export class JournalAdapter implements Adapter<StoreData> {
     // Records ≤ rv are all appended already: wait until they are durable and later ones go to a new segment.
     const [seq] = await Promise.all([journal.rotate(), journal.flushed()]);
     const { dir, fs } = this.#opts;
-    const bytes = await writeSnapshot({ dir, fs, snapshot: { rv, kinds }, aborted: () => this.#closing });
+    const pace = idlePacer(this.#opts.pace);
+    const bytes = await writeSnapshot({ dir, fs, snapshot: { rv, kinds }, aborted: () => this.#closing, pace });
     const old = listSegments(dir).filter((s) => s.seq < seq);
     for (const s of old) await fs.unlink(s.file);
     await fs.fsyncDir(dir);
     this.#segments = listSegments(this.#opts.dir).length;
     this.#compactions++;
     this.#compactedBytes = cutBytes;
-    this.#last = { rv, objects, bytes, ms: Math.round(performance.now() - started) };
+    this.#last = { rv, objects, bytes, ms: Math.round(performance.now() - started), ...pace.stats() };
     this.#opts.logger({ msg: 'Compacted store', ...this.#last, segmentsRemoved: old.length });
   }
 }

@@ -99,6 +99,8 @@ export interface WriteSnapshotOptions {
   chunk?: number;
   /** Polled between chunks: when true, the temporary file is removed and an Error thrown. */
   aborted?: () => boolean;
+  /** Awaited between chunks (default: a turn of the event loop); a compaction's waits while requests keep it busy (idle-pacer.ts). */
+  pace?: () => Promise<void>;
 }
 
 /** Writes a snapshot durably in chunks that yield to the event loop; resolves with its size in bytes. */
@@ -120,7 +122,7 @@ export async function writeSnapshot(opts: WriteSnapshotOptions): Promise<number>
       bytes += await writeChunk(fs, fd, chunk);
       chunk = [];
       if (Math.floor(bytes / SYNC_EVERY) > Math.floor(before / SYNC_EVERY)) await fs.dataSync(fd);
-      await yieldToLoop();
+      await (opts.pace ?? yieldToLoop)();
       if (opts.aborted?.()) throw new Error('snapshot aborted');
     }
     chunk.push(JSON.stringify({ end: true, objects: count }));

@@ -37,6 +37,8 @@ const store = await openStore({
   dir,
   ...(imagePath ? { fs: new PowerLossFs(dir, { imagePath }) } : {}),
   compactAfterBytes: 384 * 1024,
+  // Kills should land while snapshots are written, not while a compaction waits for the writers to pause.
+  compactionPace: { maxWaitMs: 0 },
   logger: (l) => out(`log ${JSON.stringify(l)}`),
 });
 out(`ready ${store.resourceVersion()}`);

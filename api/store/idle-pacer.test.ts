@@ -1,0 +1,79 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { idlePacer } from './idle-pacer.ts';
+
+/** A pacer over a fake clock whose looks at the loop report `loads` in turn (then `rest`). */
+function fakePacer(loads: number[], rest: number, opts: { workMs?: number; maxWaitMs?: number } = {}) {
+  let t = 0;
+  const looks: number[] = [];
+  const pace = idlePacer({
+    workMs: opts.workMs ?? 20,
+    stepMs: 10,
+    busyAbove: 0.5,
+    maxWaitMs: opts.maxWaitMs ?? 1000,
+    now: () => t,
+    utilization: (ms) => {
+      t += ms;
+      looks.push(t);
+      return Promise.resolve(loads.shift() ?? rest);
+    },
+  });
+  return { pace, looks, work: (ms: number) => (t += ms) };
+}
+
+test('within a slice of work the pacer only yields; after it, one look at a quiet loop and on', async () => {
+  const { pace, looks, work } = fakePacer([], 0.1);
+  work(5);
+  await pace();
+  assert.equal(looks.length, 0, 'the slice is not over');
+  work(20);
+  await pace();
+  assert.equal(looks.length, 1);
+  assert.equal(pace.stats().waitedMs, 0, 'a look that finds the loop quiet is not counted as waiting');
+  await pace();
+  assert.equal(looks.length, 1, 'a new slice began');
+});
+
+test('the pacer waits while the loop is busy and goes on once a look finds it quiet', async () => {
+  const { pace, looks, work } = fakePacer([0.9, 0.95, 0.6, 0.3], 0.1);
+  work(25);
+  await pace();
+  assert.equal(looks.length, 4);
+  assert.equal(pace.stats().waitedMs, 30, 'three busy looks of 10 ms');
+});
+
+test('the waiting is bounded: past maxWaitMs the pacer no longer looks', async () => {
+  const { pace, looks, work } = fakePacer([], 1, { maxWaitMs: 100 });
+  work(25);
+  await pace();
+  assert.equal(looks.length, 10, 'looks until 100 ms were spent');
+  const before = looks.length;
+  for (let i = 0; i < 5; i++) {
+    work(50);
+    await pace();
+  }
+  assert.equal(looks.length, before, 'then only yields, however long the work runs');
+});
+
+test('the real pacer measures the loop: a busy loop makes it wait, a quiet one does not', async () => {
+  const pace = idlePacer({ workMs: 0, stepMs: 20, maxWaitMs: 5000 });
+  // Keep the loop busy for ~300 ms: a turn of 15 ms of synchronous work after another.
+  const until = performance.now() + 300;
+  const spin = (): void => {
+    const end = performance.now() + 15;
+    while (performance.now() < end);
+    if (performance.now() < until) setImmediate(spin);
+  };
+  setImmediate(spin);
+  const t0 = performance.now();
+  await pace();
+  assert.ok(
+    performance.now() >= until - 20,
+    `went on ${Math.round(until - performance.now())} ms before the loop was free`,
+  );
+  assert.ok(pace.stats().waitedMs > 0);
+  const waited = pace.stats().waitedMs;
+  await pace();
+  assert.equal(pace.stats().waitedMs, waited, 'a quiet loop: no waiting');
+  assert.ok(performance.now() - t0 < 5000);
+});
