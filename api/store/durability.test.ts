@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { node, openAnyKindStore, settle, tempDir } from './testdata/helpers.ts';
+import { busySpell, node, openAnyKindStore, settle, tempDir } from './testdata/helpers.ts';
 
 const SEG1 = 'journal-0000000001.jsonl';
 
@@ -45,13 +45,7 @@ test('a compaction that starts while the event loop is busy writes its snapshot 
   assert.ok(s.stats().journal.bytes < 512 * 1024, `journal ${s.stats().journal.bytes} bytes`);
   assert.ok(!s.stats().journal.compacting && s.stats().journal.compactions === 0);
   // A busy spell of ~600 ms (turns of 15 ms of synchronous work), then the write that starts a compaction.
-  const busyUntil = performance.now() + 600;
-  const spin = (): void => {
-    const end = performance.now() + 15;
-    while (performance.now() < end);
-    if (performance.now() < busyUntil) setImmediate(spin);
-  };
-  setImmediate(spin);
+  const busyUntil = busySpell(600);
   for (let i = 0; !s.stats().journal.compacting; i++)
     await s.update('nodes', node('n0', { spec: { pad: `${i}`.repeat(100_000 / String(i).length) } }));
   assert.ok(performance.now() < busyUntil, 'the compaction started during the busy spell');

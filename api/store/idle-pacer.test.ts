@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { idlePacer } from './idle-pacer.ts';
+import { busySpell } from './testdata/helpers.ts';
 
 /** A pacer over a fake clock whose looks at the loop report `loads` in turn (then `rest`). */
 function fakePacer(loads: number[], rest: number, opts: { workMs?: number; maxWaitMs?: number } = {}) {
@@ -57,14 +58,7 @@ test('the waiting is bounded: past maxWaitMs the pacer no longer looks', async (
 
 test('the real pacer measures the loop: a busy loop makes it wait, a quiet one does not', async () => {
   const pace = idlePacer({ workMs: 0, stepMs: 20, maxWaitMs: 5000 });
-  // Keep the loop busy for ~300 ms: a turn of 15 ms of synchronous work after another.
-  const until = performance.now() + 300;
-  const spin = (): void => {
-    const end = performance.now() + 15;
-    while (performance.now() < end);
-    if (performance.now() < until) setImmediate(spin);
-  };
-  setImmediate(spin);
+  const until = busySpell(300);
   const t0 = performance.now();
   await pace();
   assert.ok(

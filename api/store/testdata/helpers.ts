@@ -96,3 +96,18 @@ export function record(store: AnyKindStore, plural: string, opts: Parameters<Fil
 export function settle(ms = 30): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/**
+ * Keeps the event loop busy for about `ms` from now: one turn of 15 ms of synchronous work after another (what a
+ * burst of requests does to it). Returns when the spell ends, in performance.now() time.
+ */
+export function busySpell(ms: number): number {
+  const until = performance.now() + ms;
+  const spin = (): void => {
+    const end = performance.now() + 15;
+    while (performance.now() < end);
+    if (performance.now() < until) setImmediate(spin);
+  };
+  setImmediate(spin);
+  return until;
+}
