@@ -106,15 +106,10 @@ export function bodyFormat(contentType: string | undefined, accepted: BodyFormat
 
 /**
  * Parses a body as one JSON object (JSON and merge patch) or one YAML document (YAML, apply patch); 400
- * BadRequest otherwise. A JSON patch is an array: parseJsonPatchBody.
+ * BadRequest otherwise. A JSON patch is an array: readJsonPatchBody.
  */
 export function parseBody(buf: Buffer, format: BodyFormat): Record<string, unknown> {
   return objectBody(parseValue(buf, format));
-}
-
-/** Parses an `application/json-patch+json` body: a JSON array of operations (400 otherwise). */
-export function parseJsonPatchBody(buf: Buffer): unknown[] {
-  return jsonPatchBody(parseValue(buf, 'json-patch'));
 }
 
 /**
@@ -131,7 +126,10 @@ export async function readObjectBody(
   return objectBody(sent ? jsonCopy(sent.v) : parseValue(await readBody(req, maxBytes), format));
 }
 
-/** Reads and parses a JSON patch body (parseJsonPatchBody); one handed over in process as readObjectBody does. */
+/**
+ * Reads and parses an `application/json-patch+json` body: a JSON array of operations (400 otherwise); one handed
+ * over in process is copied, as readObjectBody does.
+ */
 export async function readJsonPatchBody(req: IncomingMessage, maxBytes: number): Promise<unknown[]> {
   const sent = valueBody(req);
   return jsonPatchBody(sent ? jsonCopy(sent.v) : parseValue(await readBody(req, maxBytes), 'json-patch'));
