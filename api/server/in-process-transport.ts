@@ -17,6 +17,7 @@ import type { TransportRequest } from '../client/http-transport.ts';
 import type { ClientConfig } from '../client/types.ts';
 import { ApiError } from '../meta/api-error.ts';
 import type { App } from './app.ts';
+import { bodyFormat, type BodyFormat } from './http/body.ts';
 import { VALUE_BODY, VALUE_SINK, type ValueRequest, type ValueSink } from './in-process-values.ts';
 
 /** Options of createInProcessClient. */
@@ -91,15 +92,15 @@ class InProcessTransport implements Transport {
   close(): void {}
 }
 
-/** Content types whose bodies are JSON text: such a body is handed over as the value itself (valueBody). */
-const JSON_BODIES = new Set(['application/json', 'application/merge-patch+json', 'application/json-patch+json']);
+/** The body formats that are JSON text: such a body is handed over as the value itself (valueBody). */
+const JSON_FORMATS: BodyFormat[] = ['json', 'merge-patch', 'json-patch'];
 
 /**
  * The request as the handler reads it: method, path, headers (the bearer token's included) and the body — a JSON
  * body as the value itself (in-process-values.ts), which the handler copies instead of parsing text.
  */
 function requestMessage(req: TransportRequest, token: string | undefined, socket: Socket): IncomingMessage {
-  const asValue = req.body !== undefined && JSON_BODIES.has(req.contentType ?? 'application/json');
+  const asValue = req.body !== undefined && bodyFormat(req.contentType, JSON_FORMATS) !== undefined;
   const body = req.body === undefined || asValue ? undefined : Buffer.from(JSON.stringify(req.body));
   const msg: ValueRequest = new IncomingMessage(socket);
   if (asValue) msg[VALUE_BODY] = { v: req.body };

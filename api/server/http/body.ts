@@ -122,8 +122,7 @@ export async function readObjectBody(
   maxBytes: number,
   format: BodyFormat,
 ): Promise<Record<string, unknown>> {
-  const sent = valueBody(req);
-  return objectBody(sent ? jsonCopy(sent.v) : parseValue(await readBody(req, maxBytes), format));
+  return objectBody(await readValue(req, maxBytes, format));
 }
 
 /**
@@ -131,8 +130,13 @@ export async function readObjectBody(
  * over in process is copied, as readObjectBody does.
  */
 export async function readJsonPatchBody(req: IncomingMessage, maxBytes: number): Promise<unknown[]> {
+  return jsonPatchBody(await readValue(req, maxBytes, 'json-patch'));
+}
+
+/** The body parsed, or the copy of the one a client in this process handed over as a value. */
+async function readValue(req: IncomingMessage, maxBytes: number, format: BodyFormat): Promise<unknown> {
   const sent = valueBody(req);
-  return jsonPatchBody(sent ? jsonCopy(sent.v) : parseValue(await readBody(req, maxBytes), 'json-patch'));
+  return sent ? jsonCopy(sent.v) : parseValue(await readBody(req, maxBytes), format);
 }
 
 function objectBody(value: unknown): Record<string, unknown> {
