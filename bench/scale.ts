@@ -17,7 +17,8 @@ import type { KubeObject } from '../api/meta/types.ts';
 import { isMain } from './lib/child.ts';
 import { buildDist } from './lib/build-dist.ts';
 import { sleep } from './lib/load.ts';
-import { memoryOf } from './lib/proc.ts';
+import { cpuSnapshot } from './lib/machine.ts';
+import { cpuSecondsOf, memoryOf } from './lib/proc.ts';
 import { memoryLines, MemoryPhases } from './lib/scale-memory.ts';
 import { RoundTracker, rvOf } from './lib/round-tracker.ts';
 import { simNodeName } from './lib/scale-fixture.ts';
@@ -43,7 +44,7 @@ import {
   waitOverlayAddresses,
   waitSoloApplied,
 } from './lib/scale-probes.ts';
-import { renderScale, type ScaleRow } from './lib/scale-render.ts';
+import { renderScale, type RoundCpu, type ScaleRow } from './lib/scale-render.ts';
 import { summarize } from './lib/stats.ts';
 
 const MODULE = 'scale';
@@ -91,25 +92,46 @@ async function agentsUp(mesh: ScaleMesh, timeoutMs: number): Promise<number> {
   }
 }
 
-/** Rounds of the all-nodes change: per node, ms from the update to its applied report. */
-async function fanout(client: HttpClient, tracker: RoundTracker, stored: KubeObject, n: number) {
+/** CPU-seconds used so far by the control plane, by the simulated agents' processes and by the whole machine. */
+function cpuNow(mesh: ScaleMesh): RoundCpu {
+  return {
+    controlPlane: cpuSecondsOf(mesh.cp.pid),
+    agents: mesh.workerPids().reduce((sum, pid) => sum + cpuSecondsOf(pid), 0),
+    machine: cpuSnapshot().machineBusy,
+  };
+}
+
+/**
+ * Rounds of the all-nodes change: per node, ms from the update to its applied report; and per round, from the update
+ * until every node reported it Applied on its Assignment, the CPU-seconds the control plane, the agents' processes
+ * and the whole machine used (they share its cores, so a round's time depends on what the agents cost too).
+ */
+async function fanout(mesh: ScaleMesh, client: HttpClient, tracker: RoundTracker, stored: KubeObject, n: number) {
   const applied: number[] = [];
   const all: number[] = [];
+  const cpu: RoundCpu[] = [];
   for (let r = 1; r <= FANOUT_ROUNDS; r++) {
     const done = tracker.expect(r, within(60_000 + n * 12));
+    const c0 = cpuNow(mesh);
     const t0 = performance.now();
     stored = await client.update('modules', fanoutModule(r, rvOf(stored)));
     try {
       const times = [...(await done).applied.values()].map((t) => t - t0);
+      const c1 = cpuNow(mesh);
       applied.push(...times);
       all.push(Math.max(...times));
+      cpu.push({
+        controlPlane: c1.controlPlane - c0.controlPlane,
+        agents: c1.agents - c0.agents,
+        machine: c1.machine - c0.machine,
+      });
     } catch (e) {
       // A round that does not complete is the figure: reported, and no further round is tried.
-      return { applied: summarize(applied.length ? applied : [NaN]), allMs: all, failed: (e as Error).message };
+      return { applied: summarize(applied.length ? applied : [NaN]), allMs: all, cpu, failed: (e as Error).message };
     }
     await sleep(1000);
   }
-  return { applied: summarize(applied), allMs: all };
+  return { applied: summarize(applied), allMs: all, cpu };
 }
 
 /** Rounds of one node's change: ms from the update of its own Module to its applied report. */
@@ -174,7 +196,7 @@ async function measureN(n: number): Promise<ScaleRow> {
     const rates = ratesBetween(counted, await requestCounts(client), (performance.now() - t0) / 1000);
     const steadyRss = memoryOf(mesh.cp.pid).rssMiB;
     memory.phase('all-nodes change');
-    const fan = await fanout(client, tracker, stored, n);
+    const fan = await fanout(mesh, client, tracker, stored, n);
     // One node's change is measured on a settled mesh, not while the Node controller still writes the statuses
     // of the all-nodes change (at N = 5,000 some 15 s of writes after the last node applied it).
     await waitNodesSettled(client, within(120_000)).catch((e: unknown) => {

@@ -30,7 +30,7 @@ export interface ScaleRow {
   /** Then until every agent shipped its first logs (each node's first log POST opens its log directory). */
   firstLogsMs: number;
   rss: { idle: number; steady: number; peakBeforeKill: number; peakAfterRestart: number };
-  fanout: { applied: LatencySummary; allMs: number[]; failed?: string };
+  fanout: { applied: LatencySummary; allMs: number[]; cpu: RoundCpu[]; failed?: string };
   solo: LatencySummary;
   getAll: LatencySummary;
   getOne: LatencySummary;
@@ -41,6 +41,15 @@ export interface ScaleRow {
   problems: string[];
   /** The control plane's memory and CPU by phase (bench/lib/scale-memory.ts). */
   memory: PhaseMemory[];
+}
+
+/** CPU-seconds used during one round of the all-nodes change (bench/scale.ts `fanout`). */
+export interface RoundCpu {
+  controlPlane: number;
+  /** The simulated agents' worker processes together. */
+  agents: number;
+  /** Every process of the machine (/proc/stat), the bench's own included. */
+  machine: number;
 }
 
 /** How the run was set up. */
@@ -100,6 +109,13 @@ function table(rows: ScaleRow[]): string[] {
       (r) => `${ms(r.fanout.applied.p50)} / **${ms(r.fanout.applied.p99)}**`,
     ),
     line('all-nodes change: until the last node applied, per round (s)', (r) => r.fanout.allMs.map(s).join(', ')),
+    line(
+      "all-nodes change: CPU-seconds per round (until every Assignment Applied), control plane / agents' processes / machine",
+      (r) =>
+        r.fanout.cpu
+          .map((c) => `${c.controlPlane.toFixed(1)} / ${c.agents.toFixed(1)} / ${c.machine.toFixed(1)}`)
+          .join('; '),
+    ),
     line("one node's change: applied p50 / p99 (ms)", (r) => `${ms(r.solo.p50)} / **${ms(r.solo.p99)}**`),
     line('`meshctl get nodes` (N rows) p50 / max (ms)', (r) => `**${ms(r.getAll.p50)}** / ${ms(r.getAll.max)}`),
     line('`meshctl get nodes <one>` p50 / max (ms)', (r) => `${ms(r.getOne.p50)} / ${ms(r.getOne.max)}`),
