@@ -19,7 +19,7 @@ import type { Logger } from '../api/meta/logger.ts';
 import { API_VERSION } from '../api/meta/types.ts';
 import { rfc3339 } from '../api/meta/timestamp.ts';
 import type { CertificateVault } from '../api/server/certs/vault.ts';
-import type { Certificate, CertificateStatus, Event } from '../api/v1alpha1/generated/index.ts';
+import type { Certificate, CertificateStatus, Event, Mesh } from '../api/v1alpha1/generated/index.ts';
 import { isDeepStrictEqual } from 'node:util';
 import { IssueError, type Issuer } from './certificate-issuers.ts';
 import {
@@ -38,6 +38,7 @@ import {
 } from './certificate-status.ts';
 import { createController, type Controller, type Reconciler, type Result } from './runtime/controller.ts';
 import { informersFor, type ControllerOptions, type Informers } from './runtime/manager.ts';
+import { meshSpecChanged } from './render-inputs.ts';
 
 /** Options of createCertificateController. */
 export interface CertificateControllerOptions extends ControllerOptions {
@@ -74,7 +75,14 @@ export function createCertificateController(opts: CertificateControllerOptions):
     sources: [
       { informer: caches.certificates },
       // The issuer, renewBefore and ACME account are the Mesh's too: a change re-decides every certificate.
-      { informer: caches.meshes, keys: () => caches.certificates.list().map((c) => c.metadata.name ?? '') },
+      // The issuer and renewal settings are the Mesh's spec; its status (the recovery clock's) decides nothing here.
+      {
+        informer: caches.meshes,
+        keys: (obj, type, old) =>
+          meshSpecChanged(type, obj as Mesh, old as Mesh | undefined)
+            ? caches.certificates.list().map((c) => c.metadata.name ?? '')
+            : [],
+      },
     ],
   });
 }

@@ -54,6 +54,7 @@ import { realClock, type Clock } from '../api/meta/clock.ts';
 import { WorkQueue } from '../api/client/work-queue.ts';
 import { createController, type Controller, type Reconciler, type Result } from './runtime/controller.ts';
 import { informersFor, type ControllerOptions, type Informers } from './runtime/manager.ts';
+import { meshSpecChanged } from './render-inputs.ts';
 
 /** Options of createNodeController. */
 export interface NodeControllerOptions extends ControllerOptions {
@@ -115,8 +116,14 @@ export function createNodeController(opts: NodeControllerOptions): Controller {
     sources: [
       { informer: caches.nodes },
       { informer: caches.declarations },
-      // The grace period is the Mesh's: a change re-decides every node.
-      { informer: caches.meshes, keys: () => caches.nodes.list().map((n) => n.metadata.name ?? '') },
+      // The grace period is the Mesh's: a change of its spec re-decides every node (of its status, none).
+      {
+        informer: caches.meshes,
+        keys: (obj, type, old) =>
+          meshSpecChanged(type, obj as Mesh, old as Mesh | undefined)
+            ? caches.nodes.list().map((n) => n.metadata.name ?? '')
+            : [],
+      },
     ],
   });
   // A heartbeat of a node that is reachable changes nothing to decide now (its recheck finds it); one that
@@ -213,11 +220,12 @@ class NodeReconciler implements Reconciler {
   private readonly persistMs?: number;
   /**
    * Per node, what its last reconcile read when it found nothing to write and the node reachable: the informers'
-   * Node, Declaration and Mesh (each replaced by a new object at every change). Until one of them changes, the only
+   * Node and Declaration (each replaced by a new object at every change) and the Mesh's grace period (the Mesh's
+   * status changes every minute, with the recovery clock: that is no news). Until one of them changes, the only
    * news can be time running out, so a recheck (most reconciles of a quiet mesh: every node about twice a grace
    * period) asks only whether the grace period ran out instead of deciding the whole status again.
    */
-  private readonly quiet = new Map<string, { node: Node; decl?: Declaration; mesh?: Mesh }>();
+  private readonly quiet = new Map<string, { node: Node; decl?: Declaration; graceMs: number }>();
 
   constructor(opts: {
     client: Client;
@@ -249,7 +257,7 @@ class NodeReconciler implements Reconciler {
     const decl = this.caches.declarations.get(name);
     const persistMs = this.persistMs ?? Math.min(LAST_SEEN_PERSIST_MS, graceMs / 2);
     const seen = this.quiet.get(name);
-    if (seen && seen.node === node && seen.decl === decl && seen.mesh === mesh && heard !== undefined) {
+    if (seen && seen.node === node && seen.decl === decl && seen.graceMs === graceMs && heard !== undefined) {
       // Still reachable, and nothing else to store: the full decision below would come to the same.
       const deadline = reachableUntil(heard, this.heartbeats.watchingSince(name) ?? now, graceMs);
       if (now < deadline && lastSeenToStore(heard, status.lastSeen, persistMs) === status.lastSeen)
@@ -284,7 +292,7 @@ class NodeReconciler implements Reconciler {
     const lazy = decide(lastSeenToStore(heard, status.lastSeen, persistMs));
     // A write that happens anyway carries the freshest lastSeen.
     if (!jsonEqual(status, lazy)) await this.write(node, decide(lastSeenToStore(heard, status.lastSeen, 0)));
-    else if (reach.status === 'True') this.quiet.set(name, { node, decl, mesh });
+    else if (reach.status === 'True') this.quiet.set(name, { node, decl, graceMs });
     return reach.recheckInMs !== undefined ? { requeueAfter: Math.max(1, Math.ceil(reach.recheckInMs)) } : undefined;
   }
 

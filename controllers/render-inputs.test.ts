@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Assignment, Declaration, Node } from '../api/v1alpha1/generated/index.ts';
+import type { Assignment, Declaration, Mesh, Node } from '../api/v1alpha1/generated/index.ts';
 import { OWNERS_ANNOTATION } from '../api/v1alpha1/owner-records.ts';
 import {
   assignmentRenderInputsChanged,
   declarationRenderInputsChanged,
+  meshSpecChanged,
   nodeRenderInputsChanged,
 } from './render-inputs.ts';
 
@@ -75,4 +76,33 @@ test("an Assignment's status queues no re-render; its spec, deletion, an add or 
   assert.equal(assignmentRenderInputsChanged('DELETED', a, a), true, 'deleted');
   assert.equal(assignmentRenderInputsChanged('ADDED', a, undefined), true, 'added');
   assert.equal(assignmentRenderInputsChanged('MODIFIED', a, undefined), true, 'no old object');
+});
+
+test("the recovery clock's Mesh status write is no Mesh news; a spec change, deletion, an add or a delete is", () => {
+  const mesh: Mesh = {
+    apiVersion: 'meshctl.dev/v1alpha1',
+    kind: 'Mesh',
+    metadata: { name: 'mesh', uid: 'u3', generation: 1, resourceVersion: '9' },
+    spec: { reachabilityGracePeriod: '40s' },
+    status: { outageBudgetSeconds: 600 },
+  };
+  const ticked: Mesh = {
+    ...mesh,
+    metadata: { ...mesh.metadata, resourceVersion: '10' },
+    status: { outageBudgetSeconds: 540 },
+  };
+  assert.equal(meshSpecChanged('MODIFIED', ticked, mesh), false, 'status only');
+  const grace: Mesh = {
+    ...mesh,
+    metadata: { ...mesh.metadata, generation: 2 },
+    spec: { reachabilityGracePeriod: '20s' },
+  };
+  assert.equal(meshSpecChanged('MODIFIED', grace, mesh), true, 'spec');
+  const port: Mesh = { ...mesh, spec: { ...mesh.spec, overlay: { port: 51999 } } };
+  assert.equal(meshSpecChanged('MODIFIED', port, mesh), true, 'spec, same generation');
+  const deleting: Mesh = { ...mesh, metadata: { ...mesh.metadata, deletionTimestamp: '2026-12-01T20:01:00Z' } };
+  assert.equal(meshSpecChanged('MODIFIED', deleting, mesh), true, 'deletion');
+  assert.equal(meshSpecChanged('ADDED', mesh, undefined), true, 'added');
+  assert.equal(meshSpecChanged('DELETED', mesh, mesh), true, 'deleted');
+  assert.equal(meshSpecChanged('MODIFIED', mesh, mesh), true, 'a resync (the same object)');
 });
