@@ -19,7 +19,7 @@ import type { Logger } from '../api/meta/logger.ts';
 import { API_VERSION } from '../api/meta/types.ts';
 import { rfc3339 } from '../api/meta/timestamp.ts';
 import type { CertificateVault } from '../api/server/certs/vault.ts';
-import type { Certificate, CertificateStatus, Event, Mesh } from '../api/v1alpha1/generated/index.ts';
+import type { Certificate, CertificateStatus, Event } from '../api/v1alpha1/generated/index.ts';
 import { isDeepStrictEqual } from 'node:util';
 import { IssueError, type Issuer } from './certificate-issuers.ts';
 import {
@@ -38,7 +38,7 @@ import {
 } from './certificate-status.ts';
 import { createController, type Controller, type Reconciler, type Result } from './runtime/controller.ts';
 import { informersFor, type ControllerOptions, type Informers } from './runtime/manager.ts';
-import { meshSpecChanged } from './render-inputs.ts';
+import { onMeshSpecChange } from './render-inputs.ts';
 
 /** Options of createCertificateController. */
 export interface CertificateControllerOptions extends ControllerOptions {
@@ -78,10 +78,7 @@ export function createCertificateController(opts: CertificateControllerOptions):
       // The issuer and renewal settings are the Mesh's spec; its status (the recovery clock's) decides nothing here.
       {
         informer: caches.meshes,
-        keys: (obj, type, old) =>
-          meshSpecChanged(type, obj as Mesh, old as Mesh | undefined)
-            ? caches.certificates.list().map((c) => c.metadata.name ?? '')
-            : [],
+        keys: onMeshSpecChange(() => caches.certificates.list().map((c) => c.metadata.name ?? '')),
       },
     ],
   });

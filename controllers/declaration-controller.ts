@@ -19,7 +19,7 @@
  * and the Mesh map to every node. A change that leaves its overlay part alone maps to itself only.
  */
 import type { Client } from '../api/client/types.ts';
-import type { Assignment, Declaration, Mesh, Node, Route } from '../api/v1alpha1/generated/index.ts';
+import type { Assignment, Declaration, Node, Route } from '../api/v1alpha1/generated/index.ts';
 import { routeOwner } from '../api/v1alpha1/render-routes.ts';
 import { declarationToWrite, type Rendering } from '../api/v1alpha1/render-declaration.ts';
 import { onOverlay, overlayChanged, overlayNodesAffected } from '../api/v1alpha1/overlay.ts';
@@ -42,7 +42,7 @@ import { overlayHub, renderNode } from './node-rendering.ts';
 import {
   assignmentRenderInputsChanged,
   declarationRenderInputsChanged,
-  meshSpecChanged,
+  onMeshSpecChange,
   nodeRenderInputsChanged,
 } from './render-inputs.ts';
 
@@ -100,7 +100,7 @@ function sourcesOf(caches: Caches): Source[] {
     // recovery clock, none).
     {
       informer: caches.meshes,
-      keys: (obj, type, old) => (meshSpecChanged(type, obj as Mesh, old as Mesh | undefined) ? allNodes() : []),
+      keys: onMeshSpecChange(allNodes),
     },
     { informer: caches.routes, keys: (obj) => nodesOfRoute(obj as Route, caches.declarations) },
   ];

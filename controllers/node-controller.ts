@@ -38,7 +38,7 @@ import { findCondition, setCondition } from '../api/meta/conditions.ts';
 import type { Condition } from '../api/meta/types.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import { rfc3339 } from '../api/meta/timestamp.ts';
-import type { Declaration, Mesh, Node, NodeStatus } from '../api/v1alpha1/generated/index.ts';
+import type { Declaration, Node, NodeStatus } from '../api/v1alpha1/generated/index.ts';
 import {
   appliedGeneration,
   DECLARATION_APPLIED,
@@ -54,7 +54,7 @@ import { realClock, type Clock } from '../api/meta/clock.ts';
 import { WorkQueue } from '../api/client/work-queue.ts';
 import { createController, type Controller, type Reconciler, type Result } from './runtime/controller.ts';
 import { informersFor, type ControllerOptions, type Informers } from './runtime/manager.ts';
-import { meshSpecChanged } from './render-inputs.ts';
+import { onMeshSpecChange } from './render-inputs.ts';
 
 /** Options of createNodeController. */
 export interface NodeControllerOptions extends ControllerOptions {
@@ -119,10 +119,7 @@ export function createNodeController(opts: NodeControllerOptions): Controller {
       // The grace period is the Mesh's: a change of its spec re-decides every node (of its status, none).
       {
         informer: caches.meshes,
-        keys: (obj, type, old) =>
-          meshSpecChanged(type, obj as Mesh, old as Mesh | undefined)
-            ? caches.nodes.list().map((n) => n.metadata.name ?? '')
-            : [],
+        keys: onMeshSpecChange(() => caches.nodes.list().map((n) => n.metadata.name ?? '')),
       },
     ],
   });

@@ -12,12 +12,11 @@ import type { Client } from '../api/client/types.ts';
 import type { Logger } from '../api/meta/logger.ts';
 import { realClock } from '../api/meta/clock.ts';
 import { allocateAddress, inRange, parseIpv4Cidr } from '../api/v1alpha1/overlay-address.ts';
-import type { Mesh } from '../api/v1alpha1/generated/index.ts';
 import { overlaySettings } from '../api/v1alpha1/overlay.ts';
 import { createController, type Controller } from './runtime/controller.ts';
 import { informersFor, type ControllerOptions, type Informers } from './runtime/manager.ts';
 import { BY_OVERLAY_ADDRESS } from './cache-indexes.ts';
-import { meshSpecChanged } from './render-inputs.ts';
+import { onMeshSpecChange } from './render-inputs.ts';
 
 /** Options of createOverlayController. */
 export type OverlayControllerOptions = ControllerOptions;
@@ -41,10 +40,7 @@ export function createOverlayController(opts: OverlayControllerOptions): Control
       // The overlay's CIDR is the Mesh's spec; its status (the recovery clock's, every minute) changes no address.
       {
         informer: caches.meshes,
-        keys: (obj, type, old) =>
-          meshSpecChanged(type, obj as Mesh, old as Mesh | undefined)
-            ? caches.nodes.list().map((n) => n.metadata.name ?? '')
-            : [],
+        keys: onMeshSpecChange(() => caches.nodes.list().map((n) => n.metadata.name ?? '')),
       },
     ],
   });

@@ -8,6 +8,7 @@
 import type { InformerEventType } from '../api/client/informer.ts';
 import type { Assignment, Declaration, Mesh, Node } from '../api/v1alpha1/generated/index.ts';
 import { jsonEqual } from '../api/meta/json-equal.ts';
+import type { KubeObject } from '../api/meta/types.ts';
 import { overlayChanged } from '../api/v1alpha1/overlay.ts';
 import { OWNERS_ANNOTATION } from '../api/v1alpha1/owner-records.ts';
 
@@ -53,4 +54,10 @@ export function assignmentRenderInputsChanged(
 export function meshSpecChanged(type: InformerEventType, obj: Mesh, old: Mesh | undefined): boolean {
   if (type !== 'MODIFIED' || !old || old === obj) return true;
   return !jsonEqual(old.spec, obj.spec) || !jsonEqual(metaView(old), metaView(obj));
+}
+
+/** A controller's Mesh source keys (runtime/controller.ts Source.keys): `all()` when meshSpecChanged, else none. */
+export function onMeshSpecChange(all: () => string[]) {
+  return (obj: KubeObject, type: InformerEventType, old?: KubeObject): string[] =>
+    meshSpecChanged(type, obj as Mesh, old as Mesh | undefined) ? all() : [];
 }
