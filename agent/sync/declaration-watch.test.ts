@@ -1,7 +1,8 @@
 // The agent's Declaration watch reconnects with jittered backoff by default (RECONNECT_JITTER): on the fake clock,
 // against a port nobody listens on, the first retry comes within [250 * (1 - 0.5), 250] ms as the random draw
 // says, so the agents of a restarted control plane do not all come back in the same millisecond; the delays grow to
-// RECONNECT_MAX_MS, and wake() (the heartbeat got through) retries at once.
+// RECONNECT_MAX_MS, and wake() (the heartbeat got through) retries at once. Against a real server, the agent's own
+// status writes do not come back to it on the watch (omitStatusUpdates).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
@@ -10,6 +11,8 @@ import type { Client } from '../../api/client/types.ts';
 import { FakeClock, settle } from '../../api/meta/fake-clock.ts';
 import { silentLogger } from '../../api/meta/logger.ts';
 import { DEFAULT_WATCH_HEARTBEAT_MS } from '../../api/server/resources/watch.ts';
+import { startServer } from '../../test/harness.ts';
+import { putDeclaration } from '../testing.ts';
 import { DEFAULT_WATCH_IDLE_TIMEOUT_MS, RECONNECT_MAX_MS, startDeclarationWatch } from './declaration-watch.ts';
 import type { Reachability } from './reachability.ts';
 
@@ -111,4 +114,33 @@ test("the server's default watch keep-alive leaves the agent's idle timeout room
     `keep-alive every ${DEFAULT_WATCH_HEARTBEAT_MS} ms, idle timeout ${DEFAULT_WATCH_IDLE_TIMEOUT_MS} ms`,
   );
   assert.ok(DEFAULT_WATCH_HEARTBEAT_MS >= 30_000, 'each beat is a write to every idle watch: not more often');
+});
+
+test("the agent's own status writes do not come back on its watch; the next spec does (a real server)", async (t) => {
+  const srv = await startServer();
+  t.after(() => srv.stop());
+  const admin = createClient(srv.config);
+  t.after(() => admin.close());
+  await putDeclaration(admin, 'a', 1, []);
+  const seen: string[] = [];
+  const watch = startDeclarationWatch({
+    client: admin,
+    node: 'a',
+    reach: countingReach(),
+    logger: silentLogger,
+    onDeclaration: async (d) => void seen.push(`${d.spec.generation} ${d.metadata.resourceVersion}`),
+  });
+  t.after(() => watch.stop());
+  await until('the list', () => seen.length === 1);
+  // The watch is open once the loop has listed and asked for it: a status write now is after the list's version.
+  const status = await admin.patch(
+    'declarations',
+    'a',
+    { status: { appliedGeneration: 1 } },
+    { subresource: 'status' },
+  );
+  const next = await putDeclaration(admin, 'a', 2, []);
+  await until('the next spec', () => seen.length >= 2);
+  assert.deepEqual(seen.slice(1), [`2 ${next.metadata.resourceVersion}`], 'the status write was no event');
+  assert.ok(Number(status.metadata.resourceVersion) < Number(next.metadata.resourceVersion));
 });

@@ -1,7 +1,8 @@
 /**
  * The agent's watch of its own Declaration (`fieldSelector=metadata.name=<node>`), on the list-then-watch
- * loop of api/client/list-watch.ts: list once, then watch from the list's resourceVersion with bookmarks,
- * resuming from the last resourceVersion seen when a stream ends; a 410 relists. When the control plane
+ * loop of api/client/list-watch.ts: list once, then watch from the list's resourceVersion with bookmarks and
+ * without the events of status-only changes (`omitStatusUpdates`: the agent's own status writes), resuming
+ * from the last resourceVersion seen when a stream ends; a 410 relists. When the control plane
  * cannot be reached it retries with exponential backoff, cut short by `wake()` (the heartbeat found it
  * back). A stream that stays silent longer than `idleTimeoutMs` (no event, no bookmark) is presumed dead
  * and reopened. Every answer and every failure to reach the control plane is recorded in `reach`.
@@ -66,6 +67,9 @@ export function startDeclarationWatch(opts: DeclarationWatchOptions): Declaratio
     client: opts.client,
     plural: 'declarations',
     fieldSelector: `metadata.name=${node}`,
+    // The agent writes the Declaration's status and has each write's result in its answer: the same change back as
+    // an event would only cost the control plane a write to this socket and the agent a parse, per node and change.
+    omitStatusUpdates: true,
     clock: opts.clock,
     logger,
     logFields: { node },

@@ -145,6 +145,7 @@ async function openWatch<T extends KubeObject>(
     ...listQuery(opts),
     resourceVersion: opts?.resourceVersion,
     allowWatchBookmarks: opts?.allowWatchBookmarks ? 'true' : undefined,
+    omitStatusUpdates: opts?.omitStatusUpdates ? 'true' : undefined,
   });
   const res = await t.send({ method: 'GET', path: collectionPath(plural) + q, stream: true });
   const code = res.statusCode ?? 0;

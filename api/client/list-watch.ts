@@ -22,6 +22,8 @@ export interface ListWatchOptions<T extends KubeObject = KubeObject> {
   plural: string;
   labelSelector?: string;
   fieldSelector?: string;
+  /** Watches without the events of status-only changes (ClientWatchOptions.omitStatusUpdates); lists are whole. */
+  omitStatusUpdates?: boolean;
   clock?: Clock;
   /** Where it says what it did (listed, relisting, failed). Default: silent. */
   logger?: Logger;
@@ -122,6 +124,7 @@ export function startListWatch<T extends KubeObject = KubeObject>(opts: ListWatc
       ...selectors,
       ...(rv ? { resourceVersion: rv } : {}),
       allowWatchBookmarks: true,
+      ...(opts.omitStatusUpdates ? { omitStatusUpdates: true } : {}),
     });
     stream = s;
     opts.onContact?.();

@@ -61,6 +61,8 @@ export interface ClientWriteOptions {
 export interface ClientWatchOptions extends ClientListOptions {
   resourceVersion?: string;
   allowWatchBookmarks?: boolean;
+  /** No MODIFIED event for a change of nothing but `.status` (`omitStatusUpdates=true`, api/server/resources/watch.ts). */
+  omitStatusUpdates?: boolean;
 }
 
 /** An open watch stream; `events` ends when the server closes or `close()` is called. */

@@ -12,6 +12,7 @@
  */
 import type { KubeObject, WatchEventType } from '../meta/types.ts';
 import { deepFreeze } from '../meta/frozen.ts';
+import { jsonEqual } from '../meta/json-equal.ts';
 import { withResourceVersion } from './object-meta.ts';
 import type { StoreWatchEvent } from './types.ts';
 
@@ -49,6 +50,7 @@ export class StoreEvent implements SerializedWatchEvent {
   #prevJson?: string;
   #objectJson?: string;
   #json?: string;
+  #statusOnly?: boolean;
   #added?: StoreEvent;
   #deleted?: StoreEvent;
 
@@ -85,6 +87,18 @@ export class StoreEvent implements SerializedWatchEvent {
   get prev(): KubeObject | undefined {
     if (this.#prev === undefined && this.#prevJson !== undefined) this.#prev = decode(this.#prevJson);
     return this.#prev;
+  }
+
+  /**
+   * True for a MODIFIED change of nothing but `.status` (and the resourceVersion): a write of the status
+   * subresource. Decided once per event, from the previous version; false when that is not known.
+   */
+  get statusOnly(): boolean {
+    if (this.#statusOnly === undefined) {
+      const prev = this.type === 'MODIFIED' ? this.prev : undefined;
+      this.#statusOnly = prev !== undefined && onlyStatusChanged(prev, this.object);
+    }
+    return this.#statusOnly;
   }
 
   /** The object's JSON, serialized once and cached (the journal line's, when the store passed it). */
@@ -138,6 +152,27 @@ export class StoreEvent implements SerializedWatchEvent {
     });
     return this.#deleted;
   }
+}
+
+/**
+ * True when `next` differs from `prev` in nothing but `.status` and `metadata.resourceVersion`. Field by field:
+ * a status write shares every other part with the stored version, so most comparisons are of one object with itself.
+ */
+export function onlyStatusChanged(prev: KubeObject, next: KubeObject): boolean {
+  return (
+    sameBut(prev, next, ['status', 'metadata']) &&
+    sameBut(prev.metadata ?? {}, next.metadata ?? {}, ['resourceVersion'])
+  );
+}
+
+/** Whether `a` and `b` have the same keys with equal values, the keys `skip` aside. */
+function sameBut(a: object, b: object, skip: readonly string[]): boolean {
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  for (const k of Object.keys(y))
+    if (!skip.includes(k) && !(Object.hasOwn(x, k) && jsonEqual(x[k], y[k]))) return false;
+  for (const k of Object.keys(x)) if (!skip.includes(k) && !Object.hasOwn(y, k)) return false;
+  return true;
 }
 
 /** A stored object decoded from its JSON, frozen like the store's own. */

@@ -50,6 +50,12 @@ export interface WatchOptions extends ListOptions {
    * or newer than any resourceVersion the store has issued (the client must relist).
    */
   resourceVersion?: string;
+  /**
+   * Leaves out the MODIFIED events of changes to nothing but `.status` (writes of the status subresource): for a
+   * client that follows the spec and writes the status itself (the agent, of its Declaration), which has the result
+   * of its own write in the answer to it. Changes seen through a selector as ADDED or DELETED are still delivered.
+   */
+  omitStatusUpdates?: boolean;
 }
 
 /**

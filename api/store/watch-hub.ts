@@ -189,6 +189,7 @@ export class WatchHub {
       field,
       cursor,
       initial,
+      omitStatusUpdates: opts.omitStatusUpdates,
       onEvent,
       control: this.#control,
     });

@@ -217,3 +217,37 @@ test('a watch holds no closures of its own: every watch shares its stop, pause a
   assert.deepEqual(seen, ['a ADDED'], 'the stopped watch got nothing, the other its event');
   a.stop();
 });
+
+test('omitStatusUpdates leaves out status-only changes; spec, metadata, deletion and selector moves still come', async (t) => {
+  const { store } = await tempStore(t);
+  const a = await store.create('nodes', node('a'));
+  const from = { resourceVersion: a.metadata.resourceVersion };
+  const all = record(store, 'nodes', from);
+  const omit = record(store, 'nodes', { ...from, omitStatusUpdates: true });
+  // Selected by a status field: the status write that moves the object in is still an ADDED, and the one out a DELETED.
+  const ready = record(store, 'nodes', { ...from, fieldSelector: 'status.phase=Ready', omitStatusUpdates: true });
+  const s1 = await store.update('nodes', { ...a, status: { phase: 'Ready' } }, { subresource: 'status' });
+  const s2 = await store.update('nodes', { ...s1, status: { phase: 'Ready', note: 'x' } }, { subresource: 'status' });
+  const spec = await store.update('nodes', { ...s2, spec: { site: 'office' } });
+  const labels = await store.update('nodes', { ...spec, metadata: { ...spec.metadata, labels: { app: 'db' } } });
+  await store.update('nodes', { ...labels, status: { phase: 'Gone' } }, { subresource: 'status' });
+  await store.delete('nodes', 'a');
+  const rvs = (es: StoreWatchEvent[]) => es.map((e) => `${e.type} ${e.object.metadata.resourceVersion}`);
+  // Every watcher gets a change in the same turn, in order: once `all` has the deletion, the others had their chance.
+  const every = await all.next(6);
+  assert.deepEqual(
+    every.map((e) => e.type),
+    ['MODIFIED', 'MODIFIED', 'MODIFIED', 'MODIFIED', 'MODIFIED', 'DELETED'],
+  );
+  const expected = [rvs(every)[2], rvs(every)[3], rvs(every)[5]];
+  assert.deepEqual(rvs(omit.events), expected, 'the spec change, the label change and the deletion only');
+  assert.deepEqual(
+    ready.events.map((e) => `${e.type} ${(e.object.status as { phase?: string }).phase}`),
+    ['ADDED Ready', 'MODIFIED Ready', 'MODIFIED Ready', 'DELETED Ready'],
+  );
+  assert.equal(ready.events[0].object.metadata.resourceVersion, s1.metadata.resourceVersion);
+  // Replayed from the event log (where an older version may have to be decoded again): the same rules.
+  const replay = record(store, 'nodes', { ...from, omitStatusUpdates: true });
+  assert.deepEqual(rvs(await replay.next(3)), expected);
+  for (const w of [all, omit, ready, replay]) w.stop();
+});

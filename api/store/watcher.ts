@@ -21,6 +21,8 @@ export interface WatcherOptions {
   field: FieldSelector;
   /** The resourceVersion already seen: only events after it are delivered. */
   cursor: number;
+  /** Leaves out status-only MODIFIED events (WatchOptions.omitStatusUpdates). */
+  omitStatusUpdates?: boolean;
   /** Objects to deliver as ADDED first (a watch from resourceVersion 0), listed at `cursor`. */
   initial?: KubeObject[];
   onEvent: (e: StoreEvent) => void;
@@ -48,6 +50,7 @@ export class Watcher implements Watch {
   readonly #label: LabelSelector;
   readonly #field: FieldSelector;
   readonly #filtered: boolean;
+  readonly #omitStatusUpdates: boolean;
   readonly #onEvent: (e: StoreEvent) => void;
   readonly #control: WatcherControl;
   cursor: number;
@@ -64,6 +67,7 @@ export class Watcher implements Watch {
     this.#label = opts.label;
     this.#field = opts.field;
     this.#filtered = opts.label.length > 0 || opts.field.length > 0;
+    this.#omitStatusUpdates = opts.omitStatusUpdates === true;
     this.cursor = opts.cursor;
     this.initial = opts.initial;
     this.#onEvent = opts.onEvent;
@@ -105,6 +109,8 @@ export class Watcher implements Watch {
     if (this.stopped || e.rv <= this.cursor) return;
     this.cursor = e.rv;
     const seen = this.#select(e);
+    // Only the change as it is: one that a selector shows as ADDED or DELETED is delivered as such.
+    if (seen === e && this.#omitStatusUpdates && e.statusOnly) return;
     if (seen) this.emit(seen);
   }
 

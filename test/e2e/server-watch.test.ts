@@ -117,6 +117,32 @@ test('allowWatchBookmarks: BOOKMARK events carry the newest resourceVersion seen
   }
 });
 
+test('omitStatusUpdates=true: no event for a status write, the spec change after it comes', async () => {
+  const created = (await srv.request('POST', `${API}/nodes`, node('os-a'))).json;
+  const from = `${API}/nodes?watch=1&fieldSelector=metadata.name%3Dos-a&resourceVersion=${created.metadata.resourceVersion}`;
+  const plain = await openStream(srv.config, from);
+  const omit = await openStream(srv.config, `${from}&omitStatusUpdates=true`);
+  try {
+    const status = await srv.request('PATCH', `${API}/nodes/os-a/status`, { status: { agentVersion: 'x' } }, MERGE);
+    assert.equal(status.status, 200);
+    const spec = (await srv.request('PATCH', `${API}/nodes/os-a`, { spec: { site: 'away' } }, MERGE)).json;
+    const rv = (e: { object: { metadata: { resourceVersion?: string } } }) => e.object.metadata.resourceVersion;
+    assert.equal(
+      rv(await plain.next()),
+      status.json.metadata.resourceVersion,
+      'without it, the status write is an event',
+    );
+    assert.equal(rv(await plain.next()), spec.metadata.resourceVersion);
+    const first = await omit.next();
+    assert.equal(summary(first), 'MODIFIED os-a');
+    assert.equal(rv(first), spec.metadata.resourceVersion, 'the first event is the spec change');
+    assert.equal(first.object.status.agentVersion, 'x', 'carrying the status as stored');
+  } finally {
+    plain.close();
+    omit.close();
+  }
+});
+
 test('an idle watch gets heartbeat newlines; timeoutSeconds ends it cleanly', async () => {
   const w = await openStream(
     srv.config,

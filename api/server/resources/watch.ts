@@ -11,6 +11,10 @@
  *   carrying the newest resourceVersion the client has seen everything up to (the one it resumed from, or its
  *   newest event; a watch from 0 has none until its first event). Otherwise, and until then, a bare `\n` keeps
  *   idle connections alive.
+ * - `omitStatusUpdates=true` (ours; kube-apiserver has no such parameter): no MODIFIED event for a change of
+ *   nothing but `.status` (a write of the status subresource). The agent watches its Declaration so: it writes
+ *   that status itself, and each of its writes would otherwise come back to it as an event to encode, send and
+ *   parse, the only one most changes bring it besides the new spec (api/store/types.ts WatchOptions).
  * - `timeoutSeconds`: the stream ends cleanly after that long. A client that reads slowly pauses its store watch
  *   whenever its socket's buffer is full, until it drains (the events wait in the store's shared log; if the log
  *   drops some first, the client gets the 410 ERROR and relists), so it holds about one buffer of memory, not a
@@ -242,6 +246,7 @@ interface WatchParams {
   labelSelector?: string;
   fieldSelector?: string;
   bookmarks: boolean;
+  omitStatusUpdates: boolean;
   timeoutMs?: number;
 }
 
@@ -264,6 +269,7 @@ function watchParams(r: ResourceRequest): WatchParams {
     ...sel,
     ...(rv !== undefined ? { resourceVersion: rv } : {}),
     bookmarks: boolParam(r.query, 'allowWatchBookmarks'),
+    omitStatusUpdates: boolParam(r.query, 'omitStatusUpdates'),
     ...(t !== null && Number(t) > 0 ? { timeoutMs: Math.min(Number(t), MAX_TIMEOUT_SECONDS) * 1000 } : {}),
   };
 }
