@@ -42,6 +42,17 @@ export function specChanged(a: KubeObject, b: KubeObject): boolean {
   return false;
 }
 
+/**
+ * True when `next` differs from `prev` in nothing but `.status` and `metadata.resourceVersion`: what a write of the
+ * status subresource changes (watch events of such changes can be left out: WatchOptions.omitStatusUpdates).
+ */
+export function onlyStatusChanged(prev: KubeObject, next: KubeObject): boolean {
+  if (specChanged(prev, next)) return false;
+  const { resourceVersion: _before, ...before } = prev.metadata;
+  const { resourceVersion: _after, ...after } = next.metadata;
+  return jsonEqual(before, after);
+}
+
 function clientMeta(meta: ObjectMeta | undefined): ObjectMeta {
   const m: Record<string, unknown> = { ...(meta ?? {}) };
   for (const f of SERVER_FIELDS) delete m[f];

@@ -12,8 +12,7 @@
  */
 import type { KubeObject, WatchEventType } from '../meta/types.ts';
 import { deepFreeze } from '../meta/frozen.ts';
-import { jsonEqual } from '../meta/json-equal.ts';
-import { withResourceVersion } from './object-meta.ts';
+import { onlyStatusChanged, withResourceVersion } from './object-meta.ts';
 import type { StoreWatchEvent } from './types.ts';
 
 /** A StoreWatchEvent carrying its serialized form (what `Store.watch` callbacks receive). */
@@ -152,27 +151,6 @@ export class StoreEvent implements SerializedWatchEvent {
     });
     return this.#deleted;
   }
-}
-
-/**
- * True when `next` differs from `prev` in nothing but `.status` and `metadata.resourceVersion`. Field by field:
- * a status write shares every other part with the stored version, so most comparisons are of one object with itself.
- */
-export function onlyStatusChanged(prev: KubeObject, next: KubeObject): boolean {
-  return (
-    sameBut(prev, next, ['status', 'metadata']) &&
-    sameBut(prev.metadata ?? {}, next.metadata ?? {}, ['resourceVersion'])
-  );
-}
-
-/** Whether `a` and `b` have the same keys with equal values, the keys `skip` aside. */
-function sameBut(a: object, b: object, skip: readonly string[]): boolean {
-  const x = a as Record<string, unknown>;
-  const y = b as Record<string, unknown>;
-  for (const k of Object.keys(y))
-    if (!skip.includes(k) && !(Object.hasOwn(x, k) && jsonEqual(x[k], y[k]))) return false;
-  for (const k of Object.keys(x)) if (!skip.includes(k) && !Object.hasOwn(y, k)) return false;
-  return true;
 }
 
 /** A stored object decoded from its JSON, frozen like the store's own. */
