@@ -32,6 +32,7 @@ import { parseArgs, refusePositionals, unknownOption, type FlagSpec } from '../a
 import { parseHostPort, type HostPort } from '../api/meta/host-port.ts';
 import { EXIT_USAGE, UsageError } from '../api/meta/usage-error.ts';
 import type { InflightLimits } from '../api/server/http/inflight.ts';
+import { startLoopBatching } from '../api/server/http/loop-batching.ts';
 import { ServingRenewal } from '../api/server/pki/serving-renewal.ts';
 import { addCertificateControllers, certificateEndpoints } from './certificate-wiring.ts';
 import { createUiEndpoints } from '../api/server/ui/ui-endpoints.ts';
@@ -205,6 +206,9 @@ async function run(flags: Flags): Promise<void> {
     inflight: flags.inflight,
     logger,
   });
+  // Under a mesh's steady stream of heartbeats, the loop's turns are batched (api/server/http/loop-batching.ts).
+  const batching = startLoopBatching({ requests: () => app.requests() });
+  shutdown.onStop(() => batching.stop());
   const tls = flags.insecureHttp ? undefined : { cert: files.serving.certPem, key: files.serving.keyPem };
   const server = await listen({ app, host: flags.host, port: flags.port, logger, ...(tls ? { tls } : {}) });
   shutdown.onStop(() => server.close());

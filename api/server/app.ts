@@ -79,6 +79,8 @@ export interface App {
   close(): void;
   /** How many watches are open (for logs and tests). */
   openWatches(): number;
+  /** How many requests it was handed so far, over any listener or in process (http/loop-batching.ts). */
+  requests(): number;
   /** Requests in flight and refused with 429, lists serialized and shared (for logs, benchmarks and tests). */
   stats(): InflightStats & SharedListStats;
 }
@@ -113,7 +115,9 @@ export function createApp(opts: AppOptions): App {
     cfg.metrics.counted(err);
     sendError(res, err, cfg.logger, where);
   };
+  let handed = 0;
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    handed++;
     try {
       const done = dispatch(cfg, req, res);
       if (done) done.catch((e: unknown) => fail(req, res, e));
@@ -128,6 +132,7 @@ export function createApp(opts: AppOptions): App {
       cfg.logs?.close();
     },
     openWatches: () => cfg.watches.size,
+    requests: () => handed,
     stats: () => ({ ...cfg.limiter.stats(), ...cfg.lists.stats() }),
   };
 }
