@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import type { Client, WatchStream } from '../../api/client/types.ts';
 import type { KubeObject, WatchEvent } from '../../api/meta/types.ts';
 import type { Assignment, Declaration } from '../../api/v1alpha1/generated/index.ts';
+import type { RoundMark } from './sim-agent.ts';
 
 /** The module version of round `r` (the benchmark's Module is at this version during round r). */
 export function versionOf(round: number): string {
@@ -20,7 +21,7 @@ export function contentOf(round: number): string {
 }
 
 /** The round a Declaration renders (from its File's content), or -1. */
-function roundOf(decl: Declaration): number {
+export function roundOf(decl: Declaration): number {
   for (const r of decl.spec?.resources ?? []) {
     const m = r.kind === 'File' ? /^round=(\d+)\n/.exec(r.spec.content ?? '') : null;
     if (m) return Number(m[1]);
@@ -42,16 +43,24 @@ export class RoundTracker {
   #done?: () => void;
   #streams: WatchStream[] = [];
   #nodes: number;
+  #declarations = true;
 
   constructor(nodes: number) {
     this.#nodes = nodes;
   }
 
-  /** Opens both watches from `resourceVersion` (a list's, taken before anything was created). */
-  async open(client: Client, resourceVersion: string): Promise<void> {
-    const declarations = await client.watch('declarations', { resourceVersion });
-    this.#streams.push(declarations);
-    void this.#pump(declarations, (d, now) => this.#onDeclaration(d, d.metadata.name ?? '', now));
+  /**
+   * Opens the watches from `resourceVersion` (a list's, taken before anything was created): the Assignments', and
+   * unless `declarations` is false the Declarations' (whose `written` and `applied` marks the caller then takes from
+   * elsewhere: the scale bench asks its simulated agents, sim-agent.ts RoundMark).
+   */
+  async open(client: Client, resourceVersion: string, { declarations = true } = {}): Promise<void> {
+    this.#declarations = declarations;
+    if (declarations) {
+      const stream = await client.watch('declarations', { resourceVersion });
+      this.#streams.push(stream);
+      void this.#pump(stream, (d, now) => this.#onDeclaration(d, d.metadata.name ?? '', now));
+    }
     const assignments = await client.watch('assignments', { resourceVersion });
     this.#streams.push(assignments);
     void this.#pump(assignments, (a, now) => this.#onAssignment(a, now));
@@ -65,8 +74,8 @@ export class RoundTracker {
     if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED') return;
     onObject(ev.object, performance.now());
     const m = this.#marks;
-    if (m.applied.size === this.#nodes && m.assigned.size === this.#nodes && m.written.size === this.#nodes)
-      this.#done?.();
+    const declared = !this.#declarations || (m.applied.size === this.#nodes && m.written.size === this.#nodes);
+    if (declared && m.assigned.size === this.#nodes) this.#done?.();
   }
 
   #onDeclaration(d: Declaration, node: string, now: number): void {
@@ -83,7 +92,7 @@ export class RoundTracker {
     if (!this.#marks.assigned.has(a.spec.node)) this.#marks.assigned.set(a.spec.node, now);
   }
 
-  /** Starts a round; resolves with its marks once every node reached every milestone, rejects after `timeoutMs`. */
+  /** Starts a round; resolves with its marks once every node reached every milestone watched, rejects after `timeoutMs`. */
   expect(round: number, timeoutMs: number): Promise<RoundMarks> {
     this.#round = round;
     const marks: RoundMarks = { written: new Map(), applied: new Map(), assigned: new Map() };
@@ -114,4 +123,24 @@ export class RoundTracker {
 /** The stored object's resourceVersion (for the next update). */
 export function rvOf(obj: KubeObject): string {
   return obj.metadata.resourceVersion ?? '';
+}
+
+/**
+ * From the simulated agents' marks (sim-agent.ts RoundMark, by node): per node, ms from `fromEpochMs` until it was
+ * sent round `round`'s Declaration (`written`) and until the control plane acknowledged its report of it applied
+ * (`applied`). A node without such a mark is left out (the caller compares the counts with N).
+ */
+export function agentRoundTimes(
+  marks: Map<string, RoundMark>,
+  round: number,
+  fromEpochMs: number,
+): { written: number[]; applied: number[] } {
+  const written: number[] = [];
+  const applied: number[] = [];
+  for (const m of marks.values()) {
+    if (m.round !== round) continue;
+    written.push(m.received - fromEpochMs);
+    if (m.reported !== undefined) applied.push(m.reported - fromEpochMs);
+  }
+  return { written, applied };
 }

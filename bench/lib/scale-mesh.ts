@@ -17,7 +17,8 @@ import { CONTROL_PLANE_NODE_FLAGS } from '../../test/control-plane-process.ts';
 import { spawnControlPlane, type ControlPlaneProcess } from '../../test/harness.ts';
 import { buildDist } from './build-dist.ts';
 import { createScaleFixture, type NodeCredential } from './scale-fixture.ts';
-import type { ScaleWorkerInput, ScaleWorkerReport } from './scale-worker.ts';
+import type { RoundMark } from './sim-agent.ts';
+import type { ScaleWorkerInput, ScaleWorkerMarks, ScaleWorkerReport } from './scale-worker.ts';
 
 const WORKERS = 3;
 
@@ -58,6 +59,8 @@ export interface ScaleMesh {
   startAgents(): void;
   /** How many agents are started and how many say the control plane is reachable (latest reports). */
   agents(): ScaleWorkerReport;
+  /** Every started agent's newest round mark (sim-agent.ts RoundMark), by node, asked of the worker processes. */
+  marks(): Promise<Map<string, RoundMark>>;
   /** The agents' worker processes' pids (to SIGSTOP them: the control plane with its connections open and no request). */
   workerPids(): number[];
   /** SIGKILLs the control plane; resolves once it is gone. */
@@ -83,6 +86,8 @@ export async function startScaleMesh(opts: ScaleMeshOptions): Promise<ScaleMesh>
   const listen = new URL(cp.url).host;
   const workers: ChildProcess[] = [];
   const reports = new Map<number, ScaleWorkerReport>();
+  /** Per worker, the callers waiting for its marks, in the order they asked. */
+  const marksWaiting: Array<Array<(m: ScaleWorkerMarks) => void>> = [];
   const mesh: ScaleMesh = {
     cp,
     credentials,
@@ -103,9 +108,27 @@ export async function startScaleMesh(opts: ScaleMeshOptions): Promise<ScaleMesh>
           stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
         });
         if (AGENT_NICENESS !== 0 && child.pid !== undefined) setPriority(child.pid, AGENT_NICENESS);
-        child.on('message', (m) => reports.set(w, m as ScaleWorkerReport));
+        child.on('message', (m: ScaleWorkerReport | ScaleWorkerMarks) => {
+          if ('marks' in m) marksWaiting[w].shift()?.(m);
+          else reports.set(w, m);
+        });
         workers.push(child);
+        marksWaiting.push([]);
       }
+    },
+    async marks() {
+      const answers = await Promise.all(
+        workers.map(
+          (child, w) =>
+            new Promise<ScaleWorkerMarks>((resolve) => {
+              marksWaiting[w].push(resolve);
+              child.send('marks');
+            }),
+        ),
+      );
+      const out = new Map<string, RoundMark>();
+      for (const { marks } of answers) for (const [node, mark] of marks) if (mark) out.set(node, mark);
+      return out;
     },
     workerPids: () => workers.map((w) => w.pid!),
     agents() {

@@ -162,7 +162,10 @@ export function renderScale(rows: ScaleRow[], set: ScaleSettings, failed: string
     `of the period). meshctl and`,
     `the control plane are the esbuild bundles (${set.built}). Load average (1/5/15 min) when each N started: ${set.loads.join('; ')}.`,
     `${set.rounds.fanout} rounds of the all-nodes change (one File's content), ${set.rounds.solo} of the one-node change (a second`,
-    'Module assigned to node-00000 only); the herd is timed from the SIGKILL (the Nodes followed by a watch).',
+    'Module assigned to node-00000 only); the herd is timed from the SIGKILL (the Nodes followed by a watch). A node has',
+    "applied a change when the control plane answered its agent's status write reporting it (timed in the agent's",
+    'process, `bench/lib/sim-agent.ts` RoundMark); a round ends when every Assignment is Applied (an admin watch of the',
+    'Assignments).',
     set.cpFromSource
       ? '**The control plane ran from source through tsx (SCALE_CP_FROM_SOURCE=1), not as shipped**, with the V8 flags of'
       : 'The control plane runs as `node dist/mesh-control-plane.js` (spawnControlPlane), with the V8 flags of',

@@ -3,11 +3,12 @@
  * share the control plane's event loop nor one event loop among all of them). argv[2] is a JSON file:
  * `{ config, heartbeatIntervalMs, logEveryMs, startSpreadMs, nodes: [{ node, token }] }`. Each agent starts
  * after a random delay below `startSpreadMs`. Every second the process sends its parent
- * `{ reachable, started, total, neverAnswered, lost }`; on the message `'stop'` it stops its agents and exits.
+ * `{ reachable, started, total, neverAnswered, lost }`; on the message `'marks'` it sends `{ marks }` (ScaleWorkerMarks);
+ * on `'stop'` it stops its agents and exits.
  */
 import { readFileSync } from 'node:fs';
 import type { ClientConfig } from '../../api/client/types.ts';
-import { startSimAgent, type SimAgent } from './sim-agent.ts';
+import { startSimAgent, type RoundMark, type SimAgent } from './sim-agent.ts';
 
 /** The file argv[2] names. */
 export interface ScaleWorkerInput {
@@ -27,6 +28,11 @@ export interface ScaleWorkerReport {
   neverAnswered: number;
   /** Started agents that lost contact (reachable() false). */
   lost: number;
+}
+
+/** The answer to `'marks'`: each started agent's node and its newest round's mark. */
+export interface ScaleWorkerMarks {
+  marks: Array<[node: string, mark: RoundMark | undefined]>;
 }
 
 const input = JSON.parse(readFileSync(process.argv[2], 'utf8')) as ScaleWorkerInput;
@@ -54,6 +60,11 @@ const report = setInterval(() => {
   if (process.connected) process.send?.(out);
 }, 1000);
 process.on('message', (m) => {
+  if (m === 'marks') {
+    const out: ScaleWorkerMarks = { marks: agents.map((a) => [a.node, a.mark()]) };
+    process.send?.(out);
+    return;
+  }
   if (m !== 'stop') return;
   for (const t of timers) clearTimeout(t);
   clearInterval(report);

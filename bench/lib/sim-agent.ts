@@ -17,6 +17,7 @@ import type { RunSummary } from '../../agent/sync/declaration-status.ts';
 import { createReachability, type Reachability } from '../../agent/sync/reachability.ts';
 import { AGENT_CONNECTION, createSync, type Sync } from '../../agent/sync/sync.ts';
 import { ACK_DEFER_MS } from '../../agent/sync/reporter.ts';
+import { roundOf } from './round-tracker.ts';
 
 /** What a simulated agent needs. */
 export interface SimAgentOptions {
@@ -28,10 +29,27 @@ export interface SimAgentOptions {
   onApplied?(node: string, generation: number): void;
 }
 
+/**
+ * The newest bench round (round-tracker.ts `roundOf`) this agent was sent: when its Declaration arrived, and when the
+ * control plane answered the status write that reported it applied. Times are `epochMs()`: comparable across the
+ * bench's processes.
+ */
+export interface RoundMark {
+  round: number;
+  received: number;
+  reported?: number;
+}
+
+/** Now, in ms since the epoch at sub-millisecond resolution (performance.now() is per process). */
+export const epochMs = (): number => performance.timeOrigin + performance.now();
+
 /** A running simulated agent. */
 export interface SimAgent {
+  readonly node: string;
   reachable(): boolean | undefined;
   appliedGeneration(): number | undefined;
+  /** The newest round's mark (see RoundMark); undefined before the first round's Declaration. */
+  mark(): RoundMark | undefined;
   stop(): Promise<void>;
 }
 
@@ -78,7 +96,30 @@ export function startSimAgent(opts: SimAgentOptions): SimAgent {
   const { node } = opts;
   const store = memoryStore();
   const reach: Reachability = createReachability({ store, logger: silentLogger, node, server: opts.config.server });
-  const client: HttpClient = createClient({ ...AGENT_CONNECTION, ...opts.config });
+  const http: HttpClient = createClient({ ...AGENT_CONNECTION, ...opts.config });
+  let mark: RoundMark | undefined;
+  const noteReported = (d: Declaration): void => {
+    if (
+      mark &&
+      mark.reported === undefined &&
+      roundOf(d) === mark.round &&
+      d.status?.appliedGeneration === d.spec.generation
+    )
+      mark.reported = epochMs();
+  };
+  // The agent's own client, but the answer to each Declaration status write is also looked at (RoundMark).
+  const client: HttpClient = {
+    ...http,
+    patch: (plural, name, patch, o) => {
+      const out = http.patch(plural, name, patch, o);
+      if (plural === 'declarations' && o?.subresource === 'status')
+        out.then(
+          (d) => noteReported(d as Declaration),
+          () => undefined,
+        );
+      return out;
+    },
+  };
   let run: RunSummary | undefined;
   let applied: number | undefined;
   const apply = (d: Declaration): void => {
@@ -106,6 +147,8 @@ export function startSimAgent(opts: SimAgentOptions): SimAgent {
     state: { declaration: () => store.declaration()?.object, run: () => run, appliedGeneration: () => applied },
     async onDeclaration(obj) {
       if (store.declaration()?.object.spec.generation === obj.spec.generation) return;
+      const round = roundOf(obj);
+      if (round >= 0 && round !== mark?.round) mark = { round, received: epochMs() };
       await store.saveDeclaration(obj);
       void sync.reporter.reportDeclaration(false, ACK_DEFER_MS);
       setImmediate(() => apply(obj));
@@ -134,13 +177,15 @@ export function startSimAgent(opts: SimAgentOptions): SimAgent {
     logTimer = setInterval(ship, opts.logEveryMs);
   }, Math.random() * opts.logEveryMs);
   return {
+    node,
     reachable: () => reach.reachable(),
     appliedGeneration: () => applied,
+    mark: () => mark,
     async stop() {
       clearTimeout(logTimer); // the first ship's timeout or the interval
       reach.close();
       await sync.stop();
-      client.close();
+      http.close();
     },
   };
 }
