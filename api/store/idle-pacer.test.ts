@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { holdThread } from '../meta/loop-time.ts';
 import { idlePacer } from './idle-pacer.ts';
 import { busySpell } from './testdata/helpers.ts';
 
@@ -70,4 +71,20 @@ test('the real pacer measures the loop: a busy loop makes it wait, a quiet one d
   await pace();
   assert.equal(pace.stats().waitedMs, waited, 'a quiet loop: no waiting');
   assert.ok(performance.now() - t0 < 5000);
+});
+
+test('the real pacer does not count a loop held by batching (api/meta/loop-time.ts) as busy', async () => {
+  const pace = idlePacer({ workMs: 0, stepMs: 20, maxWaitMs: 5000 });
+  // As http/loop-batching.ts holds it: 15 ms of every ~16, which Node's own utilization counts as busy.
+  let holding = true;
+  const holder = (async () => {
+    while (holding) {
+      holdThread(15);
+      await new Promise((r) => setTimeout(r, 1));
+    }
+  })();
+  for (let i = 0; i < 5; i++) await pace();
+  holding = false;
+  await holder;
+  assert.equal(pace.stats().waitedMs, 0, 'a held loop is not a busy one');
 });

@@ -9,6 +9,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToLoop, setTimeout as sleep } from 'node:timers/promises';
+import { busyShare, loopTime } from '../meta/loop-time.ts';
 
 /** Options of `idlePacer`. */
 export interface IdlePacerOptions {
@@ -20,7 +21,10 @@ export interface IdlePacerOptions {
   busyAbove?: number;
   /** The most the pacer waits in all; then it only yields. Default 30 s. */
   maxWaitMs?: number;
-  /** Waits `ms` and resolves with the event loop's utilization meanwhile (default: performance.eventLoopUtilization). */
+  /**
+   * Waits `ms` and resolves with the share of it the event loop was busy (default: api/meta/loop-time.ts `busyShare`,
+   * which does not count the time the loop was held by api/server/http/loop-batching.ts as busy).
+   */
   utilization?: (ms: number) => Promise<number>;
   /** Milliseconds, monotonic (default performance.now). */
   now?: () => number;
@@ -40,9 +44,9 @@ export interface Pacer {
 
 /** Waits `ms`; resolves with the share of it the event loop was busy. */
 async function loopUtilization(ms: number): Promise<number> {
-  const before = performance.eventLoopUtilization();
+  const before = loopTime();
   await sleep(ms);
-  return performance.eventLoopUtilization(before).utilization;
+  return busyShare(before, loopTime());
 }
 
 /** A pacer for background work (see the module comment). */

@@ -11,6 +11,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StoreFs } from './store-fs.ts';
+import { awaitingTurns } from '../meta/loop-time.ts';
 
 const SEGMENT = /^journal-(\d{10})\.jsonl$/;
 
@@ -154,6 +155,8 @@ export class Journal {
   }
 
   async #run(): Promise<void> {
+    // While commits are queued, the loop is not held for batching (api/meta/loop-time.ts): each waits for the disk.
+    const done = awaitingTurns();
     try {
       for (;;) {
         if (this.#rotation) await this.#switchSegment();
@@ -167,6 +170,7 @@ export class Journal {
     } catch (e) {
       this.#fail(e instanceof Error ? e : new Error(String(e)));
     } finally {
+      done();
       this.#running = undefined;
     }
   }

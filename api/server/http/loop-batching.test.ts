@@ -5,12 +5,14 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually } from '../../../test/eventually.ts';
 import { FakeClock } from '../../meta/fake-clock.ts';
-import { startLoopBatching, type LoopTime } from './loop-batching.ts';
+import type { LoopTime } from '../../meta/loop-time.ts';
+import { startLoopBatching } from './loop-batching.ts';
 
-/** A batcher over a fake clock, a fake loop time and a hold that only counts (it adds its time to the loop's busy time, as a real hold does). */
+/** A batcher over a fake clock, a fake loop time and a hold that only counts (its time is busy and held, as a real hold's). */
 function harness(opts: { minPerSecond?: number } = {}) {
   const clock = new FakeClock();
-  const loop: LoopTime = { active: 0, idle: 0 };
+  const work = { awaiting: 0 };
+  const loop: LoopTime = { active: 0, idle: 0, held: 0 };
   let requests = 0;
   const holds: number[] = [];
   const batching = startLoopBatching({
@@ -20,13 +22,16 @@ function harness(opts: { minPerSecond?: number } = {}) {
     hold: (ms) => {
       holds.push(ms);
       loop.active += ms;
+      loop.held += ms;
       return ms;
     },
     holdMs: 20,
     busyBelow: 0.5,
+    awaiting: () => work.awaiting,
     ...opts,
   });
   return {
+    work,
     clock,
     loop,
     holds,
@@ -96,6 +101,20 @@ test('a loop busy half the time or more does not hold until it is less busy', ()
   h.batching.stop();
 });
 
+test('no hold while work waits for the next turns (a journal commit)', () => {
+  const h = harness();
+  h.second(150);
+  h.turn(0, 0);
+  const before = h.holds.length;
+  h.work.awaiting = 1;
+  for (let i = 0; i < 10; i++) h.turn(1, 5);
+  assert.equal(h.holds.length, before, 'no hold while a commit is in flight');
+  h.work.awaiting = 0;
+  h.turn(1, 5);
+  assert.equal(h.holds.length, before + 1);
+  h.batching.stop();
+});
+
 test('when the rate falls the turns stop; stop() clears every timer', () => {
   const h = harness({ minPerSecond: 100 });
   h.second(200);
@@ -116,7 +135,7 @@ test('the default hold blocks the thread about holdMs (Atomics.wait)', () => {
   const clock = new FakeClock();
   let requests = 0;
   // A loop that was never busy (this test runs without turning it), so that the turn holds.
-  const loopTime = () => ({ active: 0, idle: 0 });
+  const loopTime = () => ({ active: 0, idle: 0, held: 0 });
   const batching = startLoopBatching({ requests: () => requests, clock, loopTime, holdMs: 30, minPerSecond: 1 });
   requests = 10;
   clock.advance(1000);
