@@ -4,9 +4,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { nodeStoreFs, type StoreFs } from './store-fs.ts';
 import { encodeSnapshot, type WatchSnapshot } from './watch-snapshots.ts';
-import { node, record, settle, tempStore, type AnyKindStore } from './testdata/helpers.ts';
+import { heldDataSync, node, record, settle, tempStore, type AnyKindStore } from './testdata/helpers.ts';
 
 /** The snapshot's lines, parsed. */
 function lines(s: WatchSnapshot): { type: string; object: { metadata: { name: string } } }[] {
@@ -80,30 +79,17 @@ test('a lagging snapshot is rebuilt; one within the lag is reused and the watch 
 });
 
 test('a snapshot is sent only once the state it shows is durable', async (t) => {
-  let held: (() => void)[] | undefined;
-  const fs: StoreFs = {
-    ...nodeStoreFs,
-    dataSync: async (fd) => {
-      if (held) await new Promise<void>((resolve) => held?.push(resolve));
-      return nodeStoreFs.dataSync(fd);
-    },
-  };
-  const { store } = await tempStore(t, { fs });
+  const disk = heldDataSync();
+  const { store } = await tempStore(t, { fs: disk.fs });
   await store.create('nodes', node('a'));
-  held = [];
+  disk.hold();
   const writeB = store.create('nodes', node('b'));
-  const deadline = Date.now() + 10_000;
-  while (held.length === 0) {
-    assert.ok(Date.now() < deadline, 'the write of b reached its fdatasync');
-    await settle(5);
-  }
+  await disk.reached('the write of b reached its fdatasync');
   let released = false;
   const snapshot = snapshotOf(store, 'nodes').then((s) => ({ s, released }));
   await settle(50); // a snapshot that did not wait would have resolved by now, seeing `released` false
   released = true;
-  const waiting = held;
-  held = undefined;
-  for (const resume of waiting) resume();
+  disk.release();
   const got = await snapshot;
   assert.equal(got.released, true, 'the snapshot waited for the fdatasync of the state it lists');
   assert.deepEqual(

@@ -6,7 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
+import assert from 'node:assert/strict';
 import type { KubeObject } from '../../meta/types.ts';
+import { nodeStoreFs, type StoreFs } from '../store-fs.ts';
 import {
   openStore,
   type FileStore,
@@ -110,4 +112,37 @@ export function busySpell(ms: number): number {
   };
   setImmediate(spin);
   return until;
+}
+
+/**
+ * A store filesystem whose fdatasync can be held: after `hold()`, each fdatasync waits until `release()`.
+ * `reached(what)` waits until one is waiting (what: a message for the assertion that fails after 10 s).
+ */
+export function heldDataSync() {
+  let held: (() => void)[] | undefined;
+  const fs: StoreFs = {
+    ...nodeStoreFs,
+    dataSync: async (fd) => {
+      if (held) await new Promise<void>((resolve) => held?.push(resolve));
+      return nodeStoreFs.dataSync(fd);
+    },
+  };
+  return {
+    fs,
+    hold: (): void => {
+      held = [];
+    },
+    async reached(what: string): Promise<void> {
+      const deadline = Date.now() + 10_000;
+      while (!held?.length) {
+        assert.ok(Date.now() < deadline, what);
+        await settle(5);
+      }
+    },
+    release: (): void => {
+      const waiting = held ?? [];
+      held = undefined;
+      for (const resume of waiting) resume();
+    },
+  };
 }
