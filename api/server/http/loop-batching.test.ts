@@ -45,6 +45,12 @@ function harness(opts: { minPerSecond?: number } = {}) {
         clock.advance(10);
       }
     },
+    /** Batching on (a second at 150 requests) and one turn after it; returns the holds so far. */
+    batchingAfterATurn(): number {
+      this.second(150);
+      this.turn(0, 0);
+      return holds.length;
+    },
     /** One turn of the loop after `busyMs` of work and `idleMs` of waiting since the last one. */
     turn(busyMs: number, idleMs: number) {
       loop.active += busyMs;
@@ -78,9 +84,7 @@ test('at the request rate a mostly idle loop holds holdMs once per turn', () => 
 
 test('the hold itself does not count as the loop being busy', () => {
   const h = harness();
-  h.second(150);
-  h.turn(0, 0);
-  const before = h.holds.length;
+  const before = h.batchingAfterATurn();
   // Since the last turn: its hold (20 ms, counted busy by the loop) and 15 ms of work — 15 of 35 ms busy, under half.
   h.turn(15, 0);
   assert.equal(h.holds.length, before + 1);
@@ -89,9 +93,7 @@ test('the hold itself does not count as the loop being busy', () => {
 
 test('a loop busy half the time or more does not hold until it is less busy', () => {
   const h = harness();
-  h.second(150);
-  h.turn(0, 0);
-  const before = h.holds.length;
+  const before = h.batchingAfterATurn();
   h.turn(40, 0); // 40 of 60 ms (with the last hold) busy
   h.turn(30, 10);
   h.turn(10, 10);
@@ -103,9 +105,7 @@ test('a loop busy half the time or more does not hold until it is less busy', ()
 
 test('no hold while work waits for the next turns (a journal commit)', () => {
   const h = harness();
-  h.second(150);
-  h.turn(0, 0);
-  const before = h.holds.length;
+  const before = h.batchingAfterATurn();
   h.work.awaiting = 1;
   for (let i = 0; i < 10; i++) h.turn(1, 5);
   assert.equal(h.holds.length, before, 'no hold while a commit is in flight');

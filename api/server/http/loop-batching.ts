@@ -5,7 +5,7 @@
  * in a burst (bench/RESULTS.md §9) — each wake-up pays again for the return from epoll, the loop's phases, and the
  * caches the agents' processes used meanwhile. So while the server is handed at least `minPerSecond` requests a
  * second, the main thread holds still (`Atomics.wait`) for `holdMs` once per turn of its loop, unless the loop was
- * busy `busyBelow` or more of the time since the last hold, or work in this process waits for its next turns (a
+ * busy `busyBelow` or more of the time since its last turn (holds not counted), or work in this process waits for its next turns (a
  * journal commit: api/meta/loop-time.ts `awaitingTurns`): the kernel queues what arrives meanwhile, and the next
  * turn serves it all. (Held while a commit waits, a controller that writes node after node waited a hold per write:
  * at 5,000 nodes the overlay controller took 108 s to give every Node its address instead of 1 s.)
