@@ -13,7 +13,7 @@ import type * as http from 'node:http';
 import { createRequire } from 'node:module';
 import { ApiError } from '../meta/api-error.ts';
 import { jsonAnswer } from './answers.ts';
-import { secureContextFor } from './connect.ts';
+import { secureContextFor, tcpFirstHttpsAgent } from './connect.ts';
 import { Http1Client, TCP_KEEPALIVE_MS, type Http1Answer } from './http1.ts';
 import type { ClientConfig } from './types.ts';
 
@@ -127,12 +127,12 @@ export class HttpTransport {
       const { Agent, request } = load('node:http') as typeof import('node:http');
       return (this.agent = { request, agent: new Agent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS }) });
     }
-    const { Agent, request } = load('node:https') as typeof import('node:https');
+    const { request } = load('node:https') as typeof import('node:https');
     // The TLS context shared by every connection to this CA (given `ca`, node:https would make one per connection).
     const secureContext = secureContextFor(this.cfg.caData);
     return (this.agent = {
       request,
-      agent: new Agent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS, secureContext }),
+      agent: tcpFirstHttpsAgent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS, secureContext }),
     });
   }
 
