@@ -209,7 +209,9 @@ async function run(flags: Flags): Promise<void> {
   // Under a mesh's steady stream of heartbeats, the loop's turns are batched (api/server/http/loop-batching.ts).
   const batching = startLoopBatching({ requests: () => app.requests() });
   shutdown.onStop(() => batching.stop());
-  const tls = flags.insecureHttp ? undefined : { cert: files.serving.certPem, key: files.serving.keyPem };
+  const tls = flags.insecureHttp
+    ? undefined
+    : { cert: files.serving.certPem, key: files.serving.keyPem, ticketKeys: files.ticketKeys };
   const server = await listen({ app, host: flags.host, port: flags.port, logger, ...(tls ? { tls } : {}) });
   shutdown.onStop(() => server.close());
   // The serving certificate is renewed while this runs (30 days before it expires), into the listener.

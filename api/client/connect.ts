@@ -53,24 +53,24 @@ export function secureContextFor(ca: string | undefined): SecureContext {
 
 /**
  * Opens a TLS connection verified against the CA (or Node's roots) and resolves once the handshake is done. TCP
- * first (`tcpThenTls`): a refused connection costs no TLS socket.
+ * first (`tcpThenTls`): a refused connection costs no TLS socket. `session` is offered for resumption; `onSession` is
+ * handed each new session the server issues, and undefined when the TLS handshake failed (the session is then forgotten,
+ * as node:https's agent forgets it) — not when the TCP connection did: the control plane being down or restarting says
+ * nothing against the session, and the agents resume it when the control plane is back (api/server/listen.ts
+ * SESSION_TIMEOUT_S, first-start.ts ensureTicketKeys).
  */
 export function connectTls(
   o: Http1Options,
   session: Buffer | undefined,
-  onSession: (s: Buffer) => void,
+  onSession: (s: Buffer | undefined) => void,
 ): Promise<Socket> {
   return new Promise<Socket>((resolve, reject) => {
     const ms = o.connectTimeoutMs ?? o.timeoutMs;
     let current: Socket | undefined;
     const onTimeout = (): void =>
       void current?.destroy(Object.assign(new Error(`no answer within ${ms / 1000}s`), { code: 'ETIMEDOUT' }));
-    const watch = (socket: Socket): Socket => {
-      current?.off('error', reject).off('timeout', onTimeout).setTimeout(0);
-      current = socket;
-      return socket.setTimeout(ms, onTimeout).once('error', reject);
-    };
     const tcp = tcpThenTls({ host: o.hostname, port: o.port }, () => {
+      tcp.off('error', reject).off('timeout', onTimeout).setTimeout(0);
       const socket = tls().connect({
         socket: tcp,
         host: o.hostname,
@@ -79,13 +79,17 @@ export function connectTls(
         ...(net().isIP(o.hostname) ? {} : { servername: o.hostname }),
         secureContext: secureContextFor(o.ca),
       });
-      watch(socket).on('session', onSession);
+      const failed = (e: Error): void => {
+        onSession(undefined);
+        reject(e);
+      };
+      current = socket.setTimeout(ms, onTimeout).once('error', failed).on('session', onSession);
       socket.once('secureConnect', () => {
-        socket.off('error', reject).off('timeout', onTimeout).setTimeout(0);
+        socket.off('error', failed).off('timeout', onTimeout).setTimeout(0);
         resolve(socket);
       });
     });
-    watch(tcp);
+    current = tcp.setTimeout(ms, onTimeout).once('error', reject);
   });
 }
 

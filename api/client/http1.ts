@@ -138,10 +138,7 @@ export class Http1Client {
     const socket =
       local ??
       (o.protocol === 'https:'
-        ? await connectTls(o, this.#session, (s) => (this.#session = s)).catch((e: unknown) => {
-            this.#session = undefined; // as node:https's agent does: a failed connection forgets the session
-            throw e;
-          })
+        ? await connectTls(o, this.#session, (s) => (this.#session = s))
         : net().connect({ host: o.hostname, port: o.port }));
     this.#all.add(socket);
     socket.setNoDelay(true); // as node:http's requests do: a request is written whole, never held back (Nagle)

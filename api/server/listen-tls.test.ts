@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { connect, type TLSSocket, type ConnectionOptions } from 'node:tls';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Http1Client } from '../client/http1.ts';
 import { KEEP_ALIVE_TIMEOUT_MS, LISTEN_BACKLOG, listen } from './listen.ts';
 import { createCA, issueServingCert } from './pki/pki.ts';
 
@@ -95,4 +97,52 @@ test('connections are kept alive longer than a heartbeat interval, and the accep
   // a second, and holds the heartbeat connections of 4,000 agents reconnecting at once.
   assert.ok(LISTEN_BACKLOG / 35 <= 120, `the accept queue ${LISTEN_BACKLOG} waits longer than 120 s at 35 accepts/s`);
   assert.ok(LISTEN_BACKLOG >= 4000, `the accept queue ${LISTEN_BACKLOG} drops the SYNs of a mesh reconnecting`);
+});
+
+test('a restarted server with the same ticket key resumes its clients’ TLS sessions, also after refusing them meanwhile', async (t) => {
+  const ca = await createCA({ commonName: 'test CA' });
+  const serving = await issueServingCert({ ca, dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
+  const tls = { cert: serving.certPem, key: serving.keyPem, ticketKeys: randomBytes(48) };
+  // Answers whether the connection the request came on resumed a session.
+  const app = {
+    handle: (req: IncomingMessage, res: ServerResponse) => res.end(String((req.socket as TLSSocket).isSessionReused())),
+    close() {},
+    openWatches: () => 0,
+  };
+  const first = await listen({ app, host: '127.0.0.1', port: 0, tls });
+  const client = new Http1Client({
+    protocol: 'https:',
+    hostname: '127.0.0.1',
+    port: first.port,
+    ca: ca.certPem,
+    timeoutMs: 5000,
+  });
+  let server = first;
+  t.after(async () => {
+    client.close();
+    await server.close();
+  });
+  const resumed = async (): Promise<string> => (await client.request({ method: 'GET', path: '/', headers: {} })).body;
+  assert.equal(await resumed(), 'false');
+  await first.close(); // ends the client's connection too
+  await assert.rejects(resumed(), { code: 'ECONNREFUSED' });
+  server = await listen({ app, host: '127.0.0.1', port: first.port, tls });
+  assert.equal(await resumed(), 'true', 'the session from before the restart was resumed');
+
+  // A renewed serving certificate keeps the key: the sessions are still resumed.
+  const renewed = await issueServingCert({ ca, dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
+  server.setTls({ cert: renewed.certPem, key: renewed.keyPem });
+  await server.close();
+  server = await listen({
+    app,
+    host: '127.0.0.1',
+    port: first.port,
+    tls: { ...tls, cert: renewed.certPem, key: renewed.keyPem },
+  });
+  assert.equal(await resumed(), 'true');
+
+  // Another key (a new one per process, as without the file): a full handshake.
+  await server.close();
+  server = await listen({ app, host: '127.0.0.1', port: first.port, tls: { ...tls, ticketKeys: randomBytes(48) } });
+  assert.equal(await resumed(), 'false');
 });

@@ -20,8 +20,12 @@ export interface ListenOptions {
   app: Pick<App, 'handle' | 'close'>;
   host: string;
   port: number;
-  /** PEM certificate (chain) and key; absent for plain HTTP. */
-  tls?: { cert: string; key: string };
+  /**
+   * PEM certificate (chain) and key; absent for plain HTTP. `ticketKeys`: the key of the TLS session tickets (48
+   * bytes, first-start.ts ensureTicketKeys), kept across restarts so that clients resume their sessions; default: a
+   * new one per process, as Node makes.
+   */
+  tls?: { cert: string; key: string; ticketKeys?: Buffer };
   /** Open connections at most; more are closed at once and logged. Default: connectionLimit(openFileLimit()). */
   maxConnections?: number;
   /** Where refused connections are logged (default: nowhere). */
@@ -35,7 +39,10 @@ export interface Listening {
   port: number;
   /** Ends open watches, stops accepting, and resolves once every connection is closed. */
   close(): Promise<void>;
-  /** Replaces the TLS certificate and key for new connections (a renewed serving certificate); a no-op for HTTP. */
+  /**
+   * Replaces the TLS certificate and key for new connections (a renewed serving certificate); a no-op for HTTP. The
+   * session ticket key stays: sessions issued before are still resumed.
+   */
   setTls(tls: { cert: string; key: string }): void;
 }
 
@@ -58,6 +65,20 @@ export const TLS_SETTINGS = {
     'ECDHE-RSA-CHACHA20-POLY1305',
   ].join(':'),
 } as const;
+
+/**
+ * How long a TLS session may be resumed, in seconds: 7 days, TLS 1.3's longest ticket lifetime, which Go's servers
+ * (kube-apiserver's) also give. Node's default is 5 minutes, and an agent's session dates from when it opened its
+ * connection, which it keeps for as long as the control plane runs: after a restart, only agents that had connected
+ * within 5 minutes would have resumed. A resumed TLS 1.3 session still makes a new key exchange (forward secrecy).
+ */
+export const SESSION_TIMEOUT_S = 7 * 24 * 3600;
+/**
+ * The TLS session ID context: sessions are resumed only by a server of the same one. Node's default is a hash of the
+ * process's command line, so a control plane restarted with other flags (another `--listen`, `--inflight`) would
+ * refuse every session issued before, ticket key or not.
+ */
+export const SESSION_ID_CONTEXT = 'meshctl-api';
 
 /**
  * How long a kept-alive connection may sit idle: longer than an agent's heartbeat interval (10 s by default), so
@@ -90,9 +111,20 @@ export function selectHttp11({ protocols }: { protocols: string[] }): string | u
 /** Starts serving `app` on host:port. */
 export async function listen(opts: ListenOptions): Promise<Listening> {
   const handler = opts.app.handle;
+  const sessions = {
+    ...(opts.tls?.ticketKeys ? { ticketKeys: opts.tls.ticketKeys } : {}),
+    sessionTimeout: SESSION_TIMEOUT_S,
+    sessionIdContext: SESSION_ID_CONTEXT,
+  };
   const https = opts.tls
     ? createHttpsServer(
-        { cert: opts.tls.cert, key: opts.tls.key, ALPNCallback: selectHttp11, ...TLS_SETTINGS },
+        {
+          cert: opts.tls.cert,
+          key: opts.tls.key,
+          ALPNCallback: selectHttp11,
+          ...TLS_SETTINGS,
+          ...sessions,
+        },
         handler,
       )
     : undefined;
@@ -114,7 +146,7 @@ export async function listen(opts: ListenOptions): Promise<Listening> {
     url: `${opts.tls ? 'https' : 'http'}://${formatHostPort(opts.host, port)}`,
     port,
     close: () => closeServer(server, opts.app),
-    setTls: (tls) => https?.setSecureContext({ cert: tls.cert, key: tls.key, ...TLS_SETTINGS }),
+    setTls: (tls) => https?.setSecureContext({ cert: tls.cert, key: tls.key, ...TLS_SETTINGS, ...sessions }),
   };
 }
 

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect } from 'node:tls';
 import { httpRequest, openStream, REPO_ROOT, spawnControlPlane, type EventStream } from '../harness.ts';
 import { createClient } from '../../api/client/http-client.ts';
 
@@ -63,6 +64,39 @@ test('first start serves HTTPS with a 0600 admin.meshconfig; SIGTERM exits 0; a 
     assert.equal(got.json.metadata.creationTimestamp, created.metadata.creationTimestamp);
     assert.deepEqual(got.json.spec, created.spec);
     assert.doesNotMatch(second.output(), /Generated admin token|Created CA|Issued serving certificate/);
+  } finally {
+    assert.equal(await second.stop(), 0);
+  }
+});
+
+/** One request over a new TLS connection offering `session`: whether it was resumed, and the session it left. */
+function tlsExchange(port: number, ca: string, session?: Buffer): Promise<{ reused: boolean; session?: Buffer }> {
+  return new Promise((resolve, reject) => {
+    let reused = false;
+    let latest: Buffer | undefined;
+    const socket = connect({ host: '127.0.0.1', port, ca, session }, () => {
+      reused = socket.isSessionReused();
+      socket.write('GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+    });
+    socket.on('session', (s: Buffer) => (latest = s));
+    socket.on('data', () => undefined);
+    socket.once('error', reject);
+    socket.once('close', () => resolve({ reused, session: latest }));
+  });
+}
+
+test('a restarted control plane resumes its clients’ TLS sessions: the ticket key is kept in its data dir', async (t) => {
+  const dataDir = tempDir(t);
+  const first = await spawnControlPlane({ dataDir });
+  const port = Number(new URL(first.url).port);
+  const ca = first.config.caData ?? '';
+  const before = await tlsExchange(port, ca);
+  assert.equal(before.reused, false);
+  assert.ok(before.session, 'the control plane issued a session ticket');
+  await first.kill();
+  const second = await spawnControlPlane({ dataDir, listen: `127.0.0.1:${port}` });
+  try {
+    assert.equal((await tlsExchange(port, ca, before.session)).reused, true);
   } finally {
     assert.equal(await second.stop(), 0);
   }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadMeshconfig } from '../../client/meshconfig.ts';
 import { hashToken } from '../access/auth.ts';
-import { controlPlanePaths, ensureControlPlaneFiles, writeAdminMeshconfig } from './first-start.ts';
+import { controlPlanePaths, ensureControlPlaneFiles, TICKET_KEYS_BYTES, writeAdminMeshconfig } from './first-start.ts';
 import type { LogFields } from '../../meta/logger.ts';
 import { certInfo, issueServingCert, signedBy } from './pki.ts';
 
@@ -94,4 +94,32 @@ test('without admin.meshconfig the admin token is replaced (and the log says so)
   assert.notEqual(again.adminToken, first.adminToken);
   assert.equal(readFileSync(controlPlanePaths(dir).tokenHash, 'utf8').trim(), hashToken(again.adminToken));
   assert.deepEqual(msgs, ['Generated admin token']);
+});
+
+test('the TLS session ticket key is made once (0600), kept across starts, and replaced, logged, when damaged', async (t) => {
+  const dir = tempDir(t);
+  const p = controlPlanePaths(dir);
+  const { logger, msgs } = recorder();
+  const first = await ensureControlPlaneFiles({ dataDir: dir, listenHost: '127.0.0.1', logger });
+  assert.equal(first.ticketKeys.length, TICKET_KEYS_BYTES);
+  assert.equal(mode(p.ticketKeys), 0o600);
+  assert.ok(msgs.includes('Created the TLS session ticket key'), msgs.join('; '));
+  writeAdminMeshconfig(first, 'https://127.0.0.1:7443'); // so that later starts log nothing about the token
+  const again = await ensureControlPlaneFiles({ dataDir: dir, listenHost: '127.0.0.1' });
+  assert.deepEqual(again.ticketKeys, first.ticketKeys);
+
+  for (const damaged of ['', 'not base64 at all!', first.ticketKeys.subarray(0, 40).toString('base64')]) {
+    writeFileSync(p.ticketKeys, damaged, { mode: 0o600 });
+    const log = recorder();
+    const replaced = await ensureControlPlaneFiles({ dataDir: dir, listenHost: '127.0.0.1', logger: log.logger });
+    assert.equal(replaced.ticketKeys.length, TICKET_KEYS_BYTES, JSON.stringify(damaged));
+    assert.notDeepEqual(replaced.ticketKeys, first.ticketKeys);
+    assert.deepEqual(log.msgs, ['Replaced the TLS session ticket key: the file did not hold one']);
+    assert.deepEqual(readFileSync(p.ticketKeys, 'utf8'), replaced.ticketKeys.toString('base64') + '\n');
+    assert.equal(mode(p.ticketKeys), 0o600);
+  }
+  unlinkSync(p.ticketKeys);
+  const log = recorder();
+  await ensureControlPlaneFiles({ dataDir: dir, listenHost: '127.0.0.1', logger: log.logger });
+  assert.deepEqual(log.msgs, ['Created the TLS session ticket key']);
 });

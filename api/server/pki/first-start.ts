@@ -5,6 +5,8 @@
  *   pki/server.crt, pki/server.key (0600)  the serving certificate, re-issued when the listen address
  *                                          needs other names, when it is not signed by the CA, or when it
  *                                          expires within 30 days
+ *   pki/session-ticket.key (0600)          the key of the TLS session tickets it issues (ensureTicketKeys), kept
+ *                                          so that clients resume their sessions after a restart
  *   auth/admin-token.sha256 (0600)         the admin token, stored only as its SHA-256
  *   admin.meshconfig (0600)                server URL, CA and admin token, like k3s's kubeconfig; and the
  *                                          local socket (below) as its `meshctl.dev/local-socket` extension
@@ -46,6 +48,8 @@ export interface ControlPlaneFiles {
   meshconfigPath: string;
   ca: CertAndKey;
   serving: CertAndKey;
+  /** The key of the TLS session tickets (48 bytes: Node's `ticketKeys`). */
+  ticketKeys: Buffer;
   /** The admin token in clear (from admin.meshconfig, or newly generated). */
   adminToken: string;
   adminTokenSha256: string;
@@ -54,13 +58,17 @@ export interface ControlPlaneFiles {
 /** Where each file lives under a data directory. */
 export function controlPlanePaths(
   dataDir: string,
-): Record<'pki' | 'caCert' | 'caKey' | 'cert' | 'key' | 'tokenHash' | 'meshconfig' | 'store' | 'socket', string> {
+): Record<
+  'pki' | 'caCert' | 'caKey' | 'cert' | 'key' | 'ticketKeys' | 'tokenHash' | 'meshconfig' | 'store' | 'socket',
+  string
+> {
   return {
     pki: join(dataDir, 'pki'),
     caCert: join(dataDir, 'pki', 'ca.crt'),
     caKey: join(dataDir, 'pki', 'ca.key'),
     cert: join(dataDir, 'pki', 'server.crt'),
     key: join(dataDir, 'pki', 'server.key'),
+    ticketKeys: join(dataDir, 'pki', 'session-ticket.key'),
     tokenHash: join(dataDir, 'auth', 'admin-token.sha256'),
     meshconfig: join(dataDir, 'admin.meshconfig'),
     store: join(dataDir, 'store'),
@@ -81,6 +89,7 @@ export async function ensureControlPlaneFiles(opts: ControlPlaneFilesOptions): P
     meshconfigPath: p.meshconfig,
     ca,
     serving,
+    ticketKeys: ensureTicketKeys(p.ticketKeys, logger),
     adminToken: token,
     adminTokenSha256: sha256,
   };
@@ -174,6 +183,28 @@ async function staleReason(
     ...want.ipAddresses.filter((ip) => !info.ipAddresses.includes(normalizeIp(ip))),
   ];
   return missing.length ? `names missing: ${missing.join(', ')}` : undefined;
+}
+
+/** The length of Node's `ticketKeys`: a 16-byte key name, a 16-byte HMAC secret and a 16-byte AES key. */
+export const TICKET_KEYS_BYTES = 48;
+
+/**
+ * The key the control plane encrypts its TLS session tickets with, kept in `path` (base64, 0600) across restarts.
+ * Node otherwise makes a new one at every start, and after a restart every client's session is refused: 5,000 agents
+ * reconnecting to a restarted control plane each made a full handshake (the certificate sent, signed, and verified on
+ * the agent's side) where they can resume (bench/RESULTS.md §9). A file that does not hold such a key (damaged,
+ * truncated) is replaced, and the log says so: it costs each client one full handshake, as a first start does.
+ * Delete the file and restart to invalidate every session issued so far.
+ */
+export function ensureTicketKeys(path: string, logger: Logger): Buffer {
+  const text = readIfExists(path);
+  const stored = text === undefined ? undefined : Buffer.from(text.trim(), 'base64');
+  if (stored?.length === TICKET_KEYS_BYTES && stored.toString('base64') === text?.trim()) return stored;
+  const keys = randomBytes(TICKET_KEYS_BYTES);
+  writeFileAtomicSync(path, keys.toString('base64') + '\n', { mode: 0o600 });
+  if (text === undefined) logger.info('Created the TLS session ticket key', { path });
+  else logger.error('Replaced the TLS session ticket key: the file did not hold one', { path });
+  return keys;
 }
 
 function ensureAdminToken(p: ReturnType<typeof controlPlanePaths>, logger: Logger): { token: string; sha256: string } {
