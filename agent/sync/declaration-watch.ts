@@ -25,8 +25,9 @@ export const RECONNECT_JITTER = 0.5;
  * The default longest reconnect delay, as client-go's reflectors back off to 30 s. While the control plane cannot be
  * reached the heartbeat probes it every interval and wakes the watch as soon as one gets through (sync.ts), so the
  * watch need not probe it too. With 5 s here, each of 5,000 agents retried every 2.5 to 5 s: over a thousand refused
- * connection attempts a second to a control plane that was down, each a TLS socket made on the agent's side (in
+ * connection attempts a second to a control plane that was down, each then a TLS socket made on the agent's side (in
  * bench/herd-probe.ts, a third of the simulated agents' CPU, taken from the control plane starting on the same machine).
+ * A refused attempt is now a plain TCP one (api/client/connect.ts tcpThenTls), a fifth of that.
  */
 export const RECONNECT_MAX_MS = 30_000;
 
