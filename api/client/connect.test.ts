@@ -81,3 +81,11 @@ test("a stream's new connection resumes the TLS session of the previous one, and
     transport.close();
   }
 });
+
+test('closing the transport fails a stream whose connection is still being made', async () => {
+  const transport = new HttpTransport({ config: server.config });
+  const pending = transport.send(WATCH); // its TCP connection is being made
+  transport.close();
+  // Had the connection gone on, the watch would have been opened on the server and answered.
+  await assert.rejects(pending, /socket hang up/);
+});

@@ -114,23 +114,36 @@ export function tcpThenTls(
 /**
  * node:https's keep-alive Agent (for streams: http-transport.ts) whose connections are made TCP first (`tcpThenTls`);
  * the TLS socket is then made by node:https's own `createConnection`, which resumes the agent's cached session.
+ * `destroy()` also ends the connections still being made, failing their requests, as it ends node:https's own.
  */
 export function tcpFirstHttpsAgent(opts: import('node:https').AgentOptions): import('node:https').Agent {
   const { Agent } = load('node:https') as typeof import('node:https');
   type Created = (err: Error | null, stream: import('node:stream').Duplex) => void;
   class TcpFirstAgent extends Agent {
+    /** TCP connections not yet connected (not yet the agent's sockets). */
+    readonly #connecting = new Set<Socket>();
     override createConnection(options: import('node:https').RequestOptions, created?: Created): undefined {
       const keepAlive = opts.keepAlive ? { keepAlive: true, keepAliveInitialDelay: opts.keepAliveMsecs ?? 1000 } : {};
       const to = { host: options.host ?? 'localhost', port: Number(options.port ?? 443), ...keepAlive };
       const tcp = tcpThenTls(to, () => {
+        this.#connecting.delete(tcp);
         tcp.off('error', failed);
         const over: import('node:https').RequestOptions & { socket: Socket } = { ...options, socket: tcp };
         const socket = super.createConnection(over);
         if (socket) created?.(null, socket);
       });
-      const failed = (err: Error): void => created?.(err, tcp);
+      const failed = (err: Error): void => {
+        this.#connecting.delete(tcp);
+        created?.(err, tcp);
+      };
       tcp.once('error', failed);
+      this.#connecting.add(tcp);
       return undefined;
+    }
+    override destroy(): void {
+      for (const tcp of this.#connecting)
+        tcp.destroy(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+      super.destroy();
     }
   }
   return new TcpFirstAgent(opts);
