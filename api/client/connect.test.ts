@@ -36,6 +36,7 @@ test('a refused connection makes no TLS socket, for calls and for streams; a TCP
   await assert.rejects(refused.json(NODES), /ECONNREFUSED/);
   await assert.rejects(refused.send(WATCH), /ECONNREFUSED/);
   assert.equal(connects.mock.callCount(), 0, 'tls.connect was not called for refused connections');
+  refused.close();
 
   const reachable = new HttpTransport({ config: server.config });
   try {
