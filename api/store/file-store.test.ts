@@ -245,6 +245,26 @@ test('cascade through an ownership chain deeper than the call stack: all of it g
   await again.close();
 });
 
+test('an update that changes its owners moves the object in the cascade; one that keeps them leaves it', async (t) => {
+  const { store } = await tempStore(t);
+  const a = await store.create('modules', node('a'));
+  const b = await store.create('modules', node('b'));
+  const c = await store.create('modules', node('c'));
+  const moved = await store.create('assignments', ownedBy(a, 'moved'));
+  await store.update('assignments', {
+    ...ownedBy(b, 'moved'),
+    metadata: { ...ownedBy(b, 'moved').metadata, resourceVersion: moved.metadata.resourceVersion },
+  });
+  const kept = await store.create('assignments', ownedBy(c, 'kept'));
+  await store.update('assignments', { ...kept, spec: { site: 'elsewhere' } });
+  await store.delete('modules', 'a');
+  assert.ok(store.get('assignments', 'moved'), 'its old owner no longer takes it');
+  await store.delete('modules', 'b');
+  assert.equal(store.get('assignments', 'moved'), undefined, 'its new owner does');
+  await store.delete('modules', 'c');
+  assert.equal(store.get('assignments', 'kept'), undefined, 'an update that kept its owner left it in the cascade');
+});
+
 test('Orphan leaves dependents and removes their ownerReferences', async (t) => {
   const { store } = await tempStore(t);
   const owner = await store.create('modules', node('m'));

@@ -118,9 +118,15 @@ export class StoreState {
     if (!kind) this.data.kinds.set(plural, (kind = new Map()));
     const prev = kind.get(name);
     kind.set(name, stored);
-    if (prev) this.#unindex(plural, prev);
-    else this.#sorted.delete(plural);
-    this.#index(plural, stored);
+    if (!prev) {
+      this.#sorted.delete(plural);
+      this.#index(plural, stored);
+    } else if (!sameIndexKeys(prev, stored)) {
+      // Most updates (a status, a spec) keep the uid and the owners: re-indexing them would delete and re-add the
+      // same key in the owner's set, which at thousands of dependents (every Declaration of one owner) is not free.
+      this.#unindex(plural, prev);
+      this.#index(plural, stored);
+    }
     txn.add(
       rv,
       putLine(rv, plural, name, json),
@@ -169,4 +175,12 @@ export class StoreState {
       if (set?.size === 0) this.#dependents.delete(ref.uid);
     }
   }
+}
+
+/** Whether two versions of an object have the same uid and owners (in order): what `#index` keys them by. */
+function sameIndexKeys(a: KubeObject, b: KubeObject): boolean {
+  if (a.metadata.uid !== b.metadata.uid) return false;
+  const ra = a.metadata.ownerReferences ?? [];
+  const rb = b.metadata.ownerReferences ?? [];
+  return ra === rb || (ra.length === rb.length && ra.every((r, i) => r.uid === rb[i].uid));
 }

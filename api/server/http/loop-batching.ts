@@ -10,7 +10,7 @@
  * turn serves it all. (Held while a commit waits, a controller that writes node after node waited a hold per write:
  * at 5,000 nodes the overlay controller took 108 s to give every Node its address instead of 1 s.)
  *
- * That adds up to `holdMs` (20 ms) to a request's latency while the mesh keeps the server that busy, and nothing to
+ * That adds up to `holdMs` (40 ms; half that on average) to a request's latency while the mesh keeps the server that busy, and nothing to
  * a quieter server (a meshctl command against a small mesh) or to a loop that has no idle time to give up (an
  * all-nodes change, a reconnecting mesh): there it does not hold. A loop that needs more than half its time holds
  * less, down to not at all, so batching never halves what the server can do.
@@ -19,7 +19,7 @@ import { realClock, type Clock, type TimerHandle } from '../../meta/clock.ts';
 import { busyShare, holdThread, loopTime, workAwaitingTurns, type LoopTime } from '../../meta/loop-time.ts';
 
 /** How long the loop holds once per turn while batching. */
-export const HOLD_MS = 20;
+export const HOLD_MS = 40;
 /** The requests a second (over the last second) from which the loop batches. */
 export const MIN_REQUESTS_PER_SECOND = 100;
 /** The share of time the loop may have been busy since the last turn for it to hold again (holds not counted). */
