@@ -31,6 +31,8 @@ const metrics = async (): Promise<Map<string, number>> => {
   for (const line of text.split('\n')) {
     const x = /^meshctl_apiserver_requests_total(\{[^}]*\}) (\d+)/.exec(line);
     if (x) m.set(x[1], Number(x[2]));
+    const r = /^meshctl_apiserver_rejected_requests_total(\{[^}]*\}) (\d+)/.exec(line);
+    if (r) m.set(`refused ${r[1]}`, Number(r[2]));
   }
   return m;
 };

@@ -12,7 +12,8 @@ import { adminOnly, clientKey, unauthorized } from './access/auth.ts';
 import { SharedLists, type SharedListStats } from './resources/shared-lists.ts';
 import { ListPages, type ListPagesOptions } from './resources/list-pages.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './http/body.ts';
-import { InflightLimiter, type InflightLimits, type InflightStats } from './http/inflight.ts';
+import { InflightLimiter, type Exemption, type InflightLimits, type InflightStats } from './http/inflight.ts';
+import { valueSink } from './in-process-values.ts';
 import { ApiServerMetrics } from './http/metrics.ts';
 import { PROMETHEUS_CONTENT_TYPE } from '../meta/prometheus-text.ts';
 import { discoveryDocument } from './http/discovery.ts';
@@ -192,8 +193,19 @@ function dispatch(cfg: AppConfig, req: IncomingMessage, res: ServerResponse): Pr
   const held = longRunning(route, url);
   cfg.metrics.request(identity.kind, method, routeLabel(route, held));
   if (route?.type === 'metrics') return serveMetrics(cfg, identity, res, method, url);
-  const admitted = cfg.limiter.admit(res, clientKey(identity), held, identity.kind === 'admin');
+  const admitted = cfg.limiter.admit(res, clientKey(identity), held, exemption(identity, res));
   return whenAdmitted(admitted, () => serveAdmitted(cfg, { req, res, url, method }, identity, route));
+}
+
+/**
+ * What the in-flight bounds leave alone (http/inflight.ts): the admin's requests are not counted in the total; those
+ * of the control plane's own controllers (the admin's, made in this process: the response takes values) are not
+ * refused by the admin's per-client bound either. Their workers bound them (128 Declaration workers alone), and a
+ * 429 would only idle a worker for the `Retry-After` second in the middle of a change to every node.
+ */
+function exemption(identity: Identity, res: ServerResponse): Exemption {
+  if (identity.kind !== 'admin') return false;
+  return valueSink(res) ? 'all' : 'total';
 }
 
 /** Runs `serve` at once, or once the in-flight limiter took a slot for the request (`admitted`). */

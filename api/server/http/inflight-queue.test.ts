@@ -105,6 +105,6 @@ test('a full queue refuses at once; exempt requests (the admin) neither wait nor
     () => l.admit(response(), 'c', false),
     (e: unknown) => e instanceof ApiError && e.code === 429 && e.details?.retryAfterSeconds === 1,
   );
-  assert.equal(l.admit(response(), 'admin', false, true), undefined, 'the admin starts at once');
+  assert.equal(l.admit(response(), 'admin', false, 'total'), undefined, 'the admin starts at once');
   assert.deepEqual([l.stats().requestsInflight, l.stats().requestsQueued], [2, 1]);
 });

@@ -5,6 +5,7 @@ import { openStream, type EventStream } from '../../../test/harness.ts';
 import { eventually } from '../../../test/eventually.ts';
 import { serverSuite } from '../../../test/server-suite.ts';
 import { startServer } from '../../../test/harness.ts';
+import { createInProcessClient } from '../in-process-transport.ts';
 
 const NODE = { authorization: 'Bearer tok-a' };
 const s = serverSuite({
@@ -96,6 +97,26 @@ test("the admin's requests are not counted in the total nor refused by it (only 
   const again = async () => (await s.server.request('GET', NODES, undefined, { authorization: 'Bearer tok-b' })).status;
   await eventually(async () => assert.equal(await again(), 200, "the admin's requests took no node's slot"));
   for (const r of [...held, ...admin]) r.destroy();
+  await eventually(async () => assert.equal(s.server.app.stats().requestsInflight, 0, 'all released'));
+});
+
+test("the control plane's own controllers (the admin, in process) are not refused by the admin's per-client bound", async () => {
+  const admin = [stalledPost(), stalledPost()];
+  await eventually(async () => assert.equal(s.server.app.stats().requestsInflight, 2, 'the admin holds its 2'));
+  assert.equal((await s.server.request('GET', NODES)).status, 429, 'the admin over HTTP is bounded per client');
+  // maxRetries 0: a 429 fails at once instead of being retried after its Retry-After.
+  const own = createInProcessClient({ app: s.server.app, config: { token: s.server.adminToken, maxRetries: 0 } });
+  const lists = await Promise.all([own.list('nodes'), own.list('nodes'), own.list('nodes')]);
+  assert.deepEqual(
+    lists.map((l) => l.kind),
+    ['NodeList', 'NodeList', 'NodeList'],
+    'served, with more in flight than the bound',
+  );
+  const intruder = createInProcessClient({ app: s.server.app, config: { token: 'tok-a', maxRetries: 0 } });
+  admin.push(stalledPost('tok-a'), stalledPost('tok-a'));
+  await eventually(async () => assert.equal(s.server.app.stats().requestsInflight, 4));
+  await assert.rejects(intruder.list('nodes'), /429|TooManyRequests|too many/i, 'a node in process is still bounded');
+  for (const r of admin) r.destroy();
   await eventually(async () => assert.equal(s.server.app.stats().requestsInflight, 0, 'all released'));
 });
 
