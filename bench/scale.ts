@@ -46,6 +46,7 @@ import {
 } from './lib/scale-probes.ts';
 import { renderScale, type RoundCpu, type ScaleRow } from './lib/scale-render.ts';
 import { summarize } from './lib/stats.ts';
+import { journalLinesSince, journalSizes } from './lib/journal-lines.ts';
 
 const MODULE = 'scale';
 const SOLO = 'solo';
@@ -195,7 +196,12 @@ async function measureN(n: number): Promise<ScaleRow> {
     const counted = await requestCounts(client);
     const t0 = performance.now();
     const heartbeatWindows: number[] = [];
-    for (let i = 0; i < CPU_WINDOWS; i++) heartbeatWindows.push(await cpuPercent(mesh.cp.pid, CPU_WINDOW_MS));
+    const heartbeatWrites: string[] = [];
+    for (let i = 0; i < CPU_WINDOWS; i++) {
+      const [journal, logged] = [journalSizes(mesh.cp.dataDir), mesh.cp.output().length];
+      heartbeatWindows.push(await cpuPercent(mesh.cp.pid, CPU_WINDOW_MS));
+      heartbeatWrites.push(storeWritesSince(mesh.cp.dataDir, journal, mesh.cp.output().slice(logged)));
+    }
     const heartbeatCpu = summarize(heartbeatWindows).mean;
     const rates = ratesBetween(counted, await requestCounts(client), (performance.now() - t0) / 1000);
     const steadyRss = memoryOf(mesh.cp.pid).rssMiB;
@@ -252,6 +258,7 @@ async function measureN(n: number): Promise<ScaleRow> {
       idleCpu,
       heartbeatCpu,
       heartbeatWindows,
+      heartbeatWrites,
       floorCpu,
       heartbeatsPerSec: sumRates(rates, (k) => k.startsWith('node ') && k.endsWith(' nodes/status')),
       agentRequestsPerSec: sumRates(rates, (k) => k.startsWith('node ')),
@@ -326,4 +333,15 @@ export async function scaleSection(): Promise<string> {
 
 if (isMain(import.meta.url)) {
   process.stdout.write((await scaleSection()) + '\n');
+}
+
+/** The store's writes since `journal` (sizes), by resource, and the compactions its log (`logged`) says started. */
+function storeWritesSince(dataDir: string, journal: Map<string, number>, logged: string): string {
+  const by = new Map<string, number>();
+  for (const line of journalLinesSince(dataDir, journal)) {
+    const plural = (JSON.parse(line) as { plural?: string }).plural ?? '?';
+    by.set(plural, (by.get(plural) ?? 0) + 1);
+  }
+  const writes = [...by].map(([plural, n]) => `${n} ${plural}`).join(', ') || 'none';
+  return `${writes}; ${logged.split('Started compaction').length - 1} compaction(s)`;
 }

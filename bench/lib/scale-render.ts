@@ -17,6 +17,8 @@ export interface ScaleRow {
   heartbeatCpu: number;
   /** The control plane's CPU in each consecutive window of the heartbeat phase, % of a core. */
   heartbeatWindows: number[];
+  /** The store's writes in each of those windows, by resource, and the compactions that started in it. */
+  heartbeatWrites: string[];
   /** With the agents' processes stopped (connections and watches open, no request), % of a core. */
   floorCpu: number;
   /** Agents' status writes to their Node counted by the control plane during the heartbeat window, per second. */
@@ -86,6 +88,9 @@ function table(rows: ScaleRow[]): string[] {
     line(
       'control-plane CPU with N agents heartbeating (60 s, from 10 s after that), % of a core: the mean (each 30 s)',
       (r) => `**${pct(r.heartbeatCpu)}** (${r.heartbeatWindows.map(pct).join(', ')})`,
+    ),
+    line('store writes (journal lines by resource) and compactions started in each of those 30 s windows', (r) =>
+      r.heartbeatWrites.join(' / '),
     ),
     line(
       'heartbeats / all agent requests / admin (controller, /metrics) requests per second, counted in that window',
