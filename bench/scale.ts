@@ -46,6 +46,7 @@ import {
 } from './lib/scale-probes.ts';
 import { renderScale, type RoundCpu, type ScaleRow } from './lib/scale-render.ts';
 import { summarize } from './lib/stats.ts';
+import { LEASE_PERSIST_MS, MAX_PERSIST_PER_SECOND } from '../api/server/access/node-leases.ts';
 import { journalLinesSince, journalSizes } from './lib/journal-lines.ts';
 
 const MODULE = 'scale';
@@ -192,7 +193,12 @@ async function measureN(n: number): Promise<ScaleRow> {
     // starts once every agent's first ship time has passed and N log POSTs were counted.
     const firstLogsMs = await waitFirstLogs(client, n, started + startSpread(n) + AGENT_LOG_EVERY_MS, within(120_000));
     memory.phase('heartbeat');
-    await sleep(AGENT_HEARTBEAT_MS);
+    // The window also holds the lease persists (api/server/access/node-leases.ts): a node's first periodic one comes
+    // due up to one persist interval after its first heartbeat (200 s at N = 5,000), so the window starts no earlier
+    // than an interval after every agent was up. Before, a window at N = 5,000 held no Node write at all, while the
+    // steady state writes 25 a second.
+    const persistMs = Math.max(LEASE_PERSIST_MS, (n * 1000) / MAX_PERSIST_PER_SECOND);
+    await sleep(Math.max(AGENT_HEARTBEAT_MS, started + upMs + persistMs - performance.now()));
     const counted = await requestCounts(client);
     const t0 = performance.now();
     const heartbeatWindows: number[] = [];

@@ -86,7 +86,7 @@ function table(rows: ScaleRow[]): string[] {
       (r) => `${s(r.overlayMs)} / ${s(r.firstLogsMs)}`,
     ),
     line(
-      'control-plane CPU with N agents heartbeating (60 s, from 10 s after that), % of a core: the mean (each 30 s)',
+      'control-plane CPU with N agents heartbeating (60 s, from 10 s after that and a lease persist interval after every agent was up), % of a core: the mean (each 30 s)',
       (r) => `**${pct(r.heartbeatCpu)}** (${r.heartbeatWindows.map(pct).join(', ')})`,
     ),
     line('store writes (journal lines by resource) and compactions started in each of those 30 s windows', (r) =>
