@@ -193,10 +193,10 @@ async function measureN(n: number): Promise<ScaleRow> {
     // starts once every agent's first ship time has passed and N log POSTs were counted.
     const firstLogsMs = await waitFirstLogs(client, n, started + startSpread(n) + AGENT_LOG_EVERY_MS, within(120_000));
     memory.phase('heartbeat');
-    // The window also holds the lease persists (api/server/access/node-leases.ts): a node's first periodic one comes
-    // due up to one persist interval after its first heartbeat (200 s at N = 5,000), so the window starts no earlier
-    // than an interval after every agent was up. Before, a window at N = 5,000 held no Node write at all, while the
-    // steady state writes 25 a second.
+    // The window starts after every node's first periodic lease persist (api/server/access/node-leases.ts: due up to
+    // one persist interval after its first heartbeat, 200 s at N = 5,000), past the setup's own writes. Persists then
+    // come in waves as long as the agents took to start, not evenly at their average rate (25 a second at N = 5,000):
+    // a 60 s window may hold none of them or thousands. The row of each window's store writes shows which.
     const persistMs = Math.max(LEASE_PERSIST_MS, (n * 1000) / MAX_PERSIST_PER_SECOND);
     await sleep(Math.max(AGENT_HEARTBEAT_MS, started + upMs + persistMs - performance.now()));
     const counted = await requestCounts(client);
