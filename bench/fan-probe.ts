@@ -16,7 +16,7 @@ import { sleep } from './lib/load.ts';
 import { cpuSecondsOf } from './lib/proc.ts';
 import { agentRoundTimes, RoundTracker, rvOf } from './lib/round-tracker.ts';
 import { startBenchMesh } from './lib/scale-mesh.ts';
-import { journalLinesSince, journalSizes } from './lib/journal-lines.ts';
+import { journalSizes, writesSince } from './lib/journal-lines.ts';
 import { fanoutModule } from './lib/scale-probes.ts';
 
 const N = Number(process.env.N ?? 1000);
@@ -38,8 +38,6 @@ const metrics = async (): Promise<Map<string, number>> => {
 };
 /** How many times `needle` occurs in `text`. */
 const count = (text: string, needle: string): number => text.split(needle).length - 1;
-/** A journal line's resource (`nodes`, `declarations`, …). */
-const classify = (line: string): string => (JSON.parse(line) as { plural?: string }).plural ?? '?';
 async function window(change: boolean, round: number, tracker: RoundTracker, stored: { rv: string }) {
   const m0 = await metrics();
   const mark = mesh.cp.output().length;
@@ -79,11 +77,9 @@ async function window(change: boolean, round: number, tracker: RoundTracker, sto
       .slice(mark)
       .matchAll(/"msg":"Compacted store".*?"ms":(\d+)/g),
   ].map((m) => `${m[1]} ms`);
-  const lines = journalLinesSince(mesh.cp.dataDir, j0);
   const req = new Map<string, number>();
   for (const [k, v] of m1) if (v - (m0.get(k) ?? 0) > 0) req.set(k, v - (m0.get(k) ?? 0));
-  const writes = new Map<string, number>();
-  for (const l of lines) writes.set(classify(l), (writes.get(classify(l)) ?? 0) + 1);
+  const writes = writesSince(mesh.cp.dataDir, j0);
   appliedMs.sort((a, b) => a - b);
   return {
     cpu,

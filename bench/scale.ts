@@ -46,8 +46,8 @@ import {
 } from './lib/scale-probes.ts';
 import { renderScale, type RoundCpu, type ScaleRow } from './lib/scale-render.ts';
 import { summarize } from './lib/stats.ts';
-import { LEASE_PERSIST_MS, MAX_PERSIST_PER_SECOND } from '../api/server/access/node-leases.ts';
-import { journalLinesSince, journalSizes } from './lib/journal-lines.ts';
+import { persistInterval } from '../api/server/access/node-leases.ts';
+import { journalSizes, writesSince } from './lib/journal-lines.ts';
 
 const MODULE = 'scale';
 const SOLO = 'solo';
@@ -197,8 +197,7 @@ async function measureN(n: number): Promise<ScaleRow> {
     // one persist interval after its first heartbeat, 200 s at N = 5,000), past the setup's own writes. Persists then
     // come in waves as long as the agents took to start, not evenly at their average rate (25 a second at N = 5,000):
     // a 60 s window may hold none of them or thousands. The row of each window's store writes shows which.
-    const persistMs = Math.max(LEASE_PERSIST_MS, (n * 1000) / MAX_PERSIST_PER_SECOND);
-    await sleep(Math.max(AGENT_HEARTBEAT_MS, started + upMs + persistMs - performance.now()));
+    await sleep(Math.max(AGENT_HEARTBEAT_MS, started + upMs + persistInterval(n) - performance.now()));
     const counted = await requestCounts(client);
     const t0 = performance.now();
     const heartbeatWindows: number[] = [];
@@ -343,11 +342,6 @@ if (isMain(import.meta.url)) {
 
 /** The store's writes since `journal` (sizes), by resource, and the compactions its log (`logged`) says started. */
 function storeWritesSince(dataDir: string, journal: Map<string, number>, logged: string): string {
-  const by = new Map<string, number>();
-  for (const line of journalLinesSince(dataDir, journal)) {
-    const plural = (JSON.parse(line) as { plural?: string }).plural ?? '?';
-    by.set(plural, (by.get(plural) ?? 0) + 1);
-  }
-  const writes = [...by].map(([plural, n]) => `${n} ${plural}`).join(', ') || 'none';
+  const writes = [...writesSince(dataDir, journal)].map(([plural, n]) => `${n} ${plural}`).join(', ') || 'none';
   return `${writes}; ${logged.split('Started compaction').length - 1} compaction(s)`;
 }

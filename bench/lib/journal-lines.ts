@@ -26,3 +26,15 @@ export function journalLinesSince(dataDir: string, before: Map<string, number>):
   }
   return out;
 }
+
+/** A journal line's resource (`nodes`, `declarations`, …). */
+export function resourceOf(line: string): string {
+  return (JSON.parse(line) as { plural?: string }).plural ?? '?';
+}
+
+/** The journal lines written since `before` (sizes from journalSizes), counted by resource. */
+export function writesSince(dataDir: string, before: Map<string, number>): Map<string, number> {
+  const by = new Map<string, number>();
+  for (const line of journalLinesSince(dataDir, before)) by.set(resourceOf(line), (by.get(resourceOf(line)) ?? 0) + 1);
+  return by;
+}

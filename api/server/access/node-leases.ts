@@ -43,6 +43,15 @@ export const MAX_PERSIST_PER_SECOND = 25;
  */
 export const PERSIST_BATCH_MS = 1000;
 
+/** The persist interval of a mesh of `nodes` (see the module comment): `persistMs`, or longer so that at most `maxPerSecond` are persisted a second. */
+export function persistInterval(
+  nodes: number,
+  persistMs = LEASE_PERSIST_MS,
+  maxPerSecond = MAX_PERSIST_PER_SECOND,
+): number {
+  return Math.max(persistMs, (nodes * 1000) / maxPerSecond);
+}
+
 /** Options of `NodeLeases`. */
 export interface NodeLeasesOptions {
   clock?: Clock;
@@ -101,7 +110,7 @@ export class NodeLeases {
 
   /** The persist interval now: the configured one, or longer so that the mesh persists at most the maximum rate. */
   interval(): number {
-    return Math.max(this.persistMs, (this.persistedAt.size * 1000) / this.maxPerSecond);
+    return persistInterval(this.persistedAt.size, this.persistMs, this.maxPerSecond);
   }
 
   /** Adds a listener of every heartbeat. */

@@ -10,10 +10,10 @@
  * turn serves it all. (Held while a commit waits, a controller that writes node after node waited a hold per write:
  * at 5,000 nodes the overlay controller took 108 s to give every Node its address instead of 1 s.)
  *
- * That adds up to `holdMs` (40 ms; half that on average) to a request's latency while the mesh keeps the server that busy, and nothing to
- * a quieter server (a meshctl command against a small mesh) or to a loop that has no idle time to give up (an
- * all-nodes change, a reconnecting mesh): there it does not hold. A loop that needs more than half its time holds
- * less, down to not at all, so batching never halves what the server can do.
+ * That adds up to `holdMs` (40 ms; half that on average) to a request's latency while the mesh keeps the server that
+ * busy, and nothing to a quieter server (a meshctl command against a small mesh) or to a loop that has no idle time
+ * to give up (an all-nodes change, a reconnecting mesh): there it does not hold. A loop that needs more than half its
+ * time holds less, down to not at all, so batching never halves what the server can do.
  */
 import { realClock, type Clock, type TimerHandle } from '../../meta/clock.ts';
 import { busyShare, holdThread, loopTime, workAwaitingTurns, type LoopTime } from '../../meta/loop-time.ts';
