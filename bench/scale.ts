@@ -54,12 +54,21 @@ const SOLO = 'solo';
 /**
  * The heartbeat CPU window: a multiple of both the heartbeat interval and the log period, so that each agent's
  * heartbeats and log POSTs are all counted once per period whatever its phase (a 20 s window caught one or two of the
- * log bursts, which arrive spread only over the agents' start window). Two such periods, reported as their mean and
- * each on its own: on this shared machine consecutive 20 s windows of the same steady load ranged from 25 to 35 % of
- * a core at N = 5,000, so one short window said as much about the machine as about the control plane.
+ * log bursts, which arrive spread only over the agents' start window). The heartbeat phase is measured over
+ * consecutive such windows, reported as their mean and their range: on this shared machine consecutive 20 s windows
+ * of the same steady load ranged from 25 to 35 % of a core at N = 5,000, so one short window said as much about the
+ * machine as about the control plane.
  */
 const CPU_WINDOW_MS = 30_000;
-const CPU_WINDOWS = 2;
+/**
+ * How many windows the heartbeat phase spans: at least two, and at least one lease persist interval
+ * (api/server/access/node-leases.ts: 200 s at N = 5,000), so that every node's periodic lease persist falls in it
+ * once. The persists come in waves as long as the agents took to start, not evenly at their average rate (25 a
+ * second at N = 5,000): a 60 s window held none of them in one run and thousands in another.
+ */
+function heartbeatWindows(n: number): number {
+  return Math.max(2, Math.ceil(persistInterval(n) / CPU_WINDOW_MS));
+}
 /** How long the agents are stopped to measure the floor (their last heartbeats are then at most 10 + 2 + 15 s old). */
 const FLOOR_MS = 15_000;
 const FANOUT_ROUNDS = 2;
@@ -193,21 +202,14 @@ async function measureN(n: number): Promise<ScaleRow> {
     // starts once every agent's first ship time has passed and N log POSTs were counted.
     const firstLogsMs = await waitFirstLogs(client, n, started + startSpread(n) + AGENT_LOG_EVERY_MS, within(120_000));
     memory.phase('heartbeat');
-    // The window starts after every node's first periodic lease persist (api/server/access/node-leases.ts: due up to
-    // one persist interval after its first heartbeat, 200 s at N = 5,000), past the setup's own writes. Persists then
-    // come in waves as long as the agents took to start, not evenly at their average rate (25 a second at N = 5,000):
-    // a 60 s window may hold none of them or thousands. The row of each window's store writes shows which.
-    await sleep(Math.max(AGENT_HEARTBEAT_MS, started + upMs + persistInterval(n) - performance.now()));
+    await sleep(AGENT_HEARTBEAT_MS);
     const counted = await requestCounts(client);
     const t0 = performance.now();
-    const heartbeatWindows: number[] = [];
-    const heartbeatWrites: string[] = [];
-    for (let i = 0; i < CPU_WINDOWS; i++) {
-      const [journal, logged] = [journalSizes(mesh.cp.dataDir), mesh.cp.output().length];
-      heartbeatWindows.push(await cpuPercent(mesh.cp.pid, CPU_WINDOW_MS));
-      heartbeatWrites.push(storeWritesSince(mesh.cp.dataDir, journal, mesh.cp.output().slice(logged)));
-    }
-    const heartbeatCpu = summarize(heartbeatWindows).mean;
+    const [journal, logged] = [journalSizes(mesh.cp.dataDir), mesh.cp.output().length];
+    const heartbeatCpus: number[] = [];
+    for (let i = 0; i < heartbeatWindows(n); i++) heartbeatCpus.push(await cpuPercent(mesh.cp.pid, CPU_WINDOW_MS));
+    const heartbeatWrites = storeWritesSince(mesh.cp.dataDir, journal, mesh.cp.output().slice(logged));
+    const heartbeatCpu = summarize(heartbeatCpus).mean;
     const rates = ratesBetween(counted, await requestCounts(client), (performance.now() - t0) / 1000);
     const steadyRss = memoryOf(mesh.cp.pid).rssMiB;
     memory.phase('all-nodes change');
@@ -262,7 +264,7 @@ async function measureN(n: number): Promise<ScaleRow> {
       upMs,
       idleCpu,
       heartbeatCpu,
-      heartbeatWindows,
+      heartbeatWindows: heartbeatCpus,
       heartbeatWrites,
       floorCpu,
       heartbeatsPerSec: sumRates(rates, (k) => k.startsWith('node ') && k.endsWith(' nodes/status')),
