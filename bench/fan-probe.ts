@@ -16,7 +16,7 @@ import { sleep } from './lib/load.ts';
 import { cpuSecondsOf } from './lib/proc.ts';
 import { agentRoundTimes, RoundTracker, rvOf } from './lib/round-tracker.ts';
 import { startBenchMesh } from './lib/scale-mesh.ts';
-import { journalSizes, writesSince } from './lib/journal-lines.ts';
+import { journalMark, writesSince } from './lib/journal-lines.ts';
 import { fanoutModule } from './lib/scale-probes.ts';
 
 const N = Number(process.env.N ?? 1000);
@@ -41,7 +41,7 @@ const count = (text: string, needle: string): number => text.split(needle).lengt
 async function window(change: boolean, round: number, tracker: RoundTracker, stored: { rv: string }) {
   const m0 = await metrics();
   const mark = mesh.cp.output().length;
-  const j0 = journalSizes(mesh.cp.dataDir);
+  const j0 = journalMark(mesh.cp.dataDir);
   const c0 = cpuSecondsOf(mesh.cp.pid);
   const agentCpu = (): number => mesh.workerPids().reduce((sum, pid) => sum + cpuSecondsOf(pid), 0);
   const a0 = agentCpu();
@@ -79,7 +79,7 @@ async function window(change: boolean, round: number, tracker: RoundTracker, sto
   ].map((m) => `${m[1]} ms`);
   const req = new Map<string, number>();
   for (const [k, v] of m1) if (v - (m0.get(k) ?? 0) > 0) req.set(k, v - (m0.get(k) ?? 0));
-  const writes = writesSince(mesh.cp.dataDir, j0);
+  const writes = writesSince(j0);
   appliedMs.sort((a, b) => a - b);
   return {
     cpu,

@@ -16,7 +16,7 @@ import { sleep } from './lib/load.ts';
 import { cpuSecondsOf, listenOverflows } from './lib/proc.ts';
 import { RoundTracker } from './lib/round-tracker.ts';
 import { startBenchMesh } from './lib/scale-mesh.ts';
-import { journalLinesSince, journalSizes } from './lib/journal-lines.ts';
+import { journalMark, writesSince } from './lib/journal-lines.ts';
 import { fanoutModule, waitAllBack } from './lib/scale-probes.ts';
 
 const N = Number(process.env.N ?? 1000);
@@ -35,7 +35,7 @@ try {
   const killedAt = Date.now();
   const t0 = performance.now();
   await mesh.kill();
-  const j0 = journalSizes(mesh.cp.dataDir);
+  const j0 = journalMark(mesh.cp.dataDir);
   await mesh.restart();
   const serving = performance.now() - t0;
   const servingCpu = cpuSecondsOf(mesh.cp.pid);
@@ -61,11 +61,7 @@ try {
   const ms99 = back.ms99 / 1000;
   const cpu = cpuSecondsOf(mesh.cp.pid);
   const text = (await httpRequest(mesh.cp.config, 'GET', '/metrics')).text;
-  const writes = new Map<string, number>();
-  for (const l of journalLinesSince(mesh.cp.dataDir, j0)) {
-    const p = (JSON.parse(l) as { plural?: string }).plural ?? '?';
-    writes.set(p, (writes.get(p) ?? 0) + 1);
-  }
+  const writes = writesSince(j0);
   const out = [
     `serving ${(serving / 1000).toFixed(1)} s; all back ${allMs} s; 99% ${ms99} s; cpu ${cpu.toFixed(2)} s (${servingCpu.toFixed(2)} s of it until serving); ${(listenOverflows() ?? NaN) - overflows0} connections dropped at the full accept queue since serving`,
   ];

@@ -47,7 +47,7 @@ import {
 import { renderScale, type RoundCpu, type ScaleRow } from './lib/scale-render.ts';
 import { summarize } from './lib/stats.ts';
 import { persistInterval } from '../api/server/access/node-leases.ts';
-import { journalSizes, writesSince } from './lib/journal-lines.ts';
+import { journalMark, writesSince, type JournalMark } from './lib/journal-lines.ts';
 
 const MODULE = 'scale';
 const SOLO = 'solo';
@@ -205,10 +205,10 @@ async function measureN(n: number): Promise<ScaleRow> {
     await sleep(AGENT_HEARTBEAT_MS);
     const counted = await requestCounts(client);
     const t0 = performance.now();
-    const [journal, logged] = [journalSizes(mesh.cp.dataDir), mesh.cp.output().length];
+    const [journal, logged] = [journalMark(mesh.cp.dataDir), mesh.cp.output().length];
     const heartbeatCpus: number[] = [];
     for (let i = 0; i < heartbeatWindows(n); i++) heartbeatCpus.push(await cpuPercent(mesh.cp.pid, CPU_WINDOW_MS));
-    const heartbeatWrites = storeWritesSince(mesh.cp.dataDir, journal, mesh.cp.output().slice(logged));
+    const heartbeatWrites = storeWritesSince(journal, mesh.cp.output().slice(logged));
     const heartbeatCpu = summarize(heartbeatCpus).mean;
     const rates = ratesBetween(counted, await requestCounts(client), (performance.now() - t0) / 1000);
     const steadyRss = memoryOf(mesh.cp.pid).rssMiB;
@@ -342,8 +342,8 @@ if (isMain(import.meta.url)) {
   process.stdout.write((await scaleSection()) + '\n');
 }
 
-/** The store's writes since `journal` (sizes), by resource, and the compactions its log (`logged`) says started. */
-function storeWritesSince(dataDir: string, journal: Map<string, number>, logged: string): string {
-  const writes = [...writesSince(dataDir, journal)].map(([plural, n]) => `${n} ${plural}`).join(', ') || 'none';
+/** The store's writes since `journal`, by resource, and the compactions its log (`logged`) says started. */
+function storeWritesSince(journal: JournalMark, logged: string): string {
+  const writes = [...writesSince(journal)].map(([plural, n]) => `${n} ${plural}`).join(', ') || 'none';
   return `${writes}; ${logged.split('Started compaction').length - 1} compaction(s)`;
 }
