@@ -64,7 +64,7 @@ const CPU_WINDOW_MS = 30_000;
  * How many windows the heartbeat phase spans: at least two, and at least one lease persist interval
  * (api/server/access/node-leases.ts: 200 s at N = 5,000), so that every node's periodic lease persist falls in it
  * once. The persists come in waves as long as the agents took to start, not evenly at their average rate (25 a
- * second at N = 5,000): a 60 s window held none of them in one run and thousands in another.
+ * second at N = 5,000): a 60 s window held none of them in one run and 5 in another.
  */
 function heartbeatWindows(n: number): number {
   return Math.max(2, Math.ceil(persistInterval(n) / CPU_WINDOW_MS));
