@@ -66,7 +66,7 @@ const CPU_WINDOW_MS = 30_000;
  * once. The persists come in waves as long as the agents took to start, not evenly at their average rate (25 a
  * second at N = 5,000): a 60 s window held none of them in one run and 5 in another.
  */
-function heartbeatWindows(n: number): number {
+function heartbeatWindowCount(n: number): number {
   return Math.max(2, Math.ceil(persistInterval(n) / CPU_WINDOW_MS));
 }
 /** How long the agents are stopped to measure the floor (their last heartbeats are then at most 10 + 2 + 15 s old). */
@@ -206,10 +206,11 @@ async function measureN(n: number): Promise<ScaleRow> {
     const counted = await requestCounts(client);
     const t0 = performance.now();
     const [journal, logged] = [journalMark(mesh.cp.dataDir), mesh.cp.output().length];
-    const heartbeatCpus: number[] = [];
-    for (let i = 0; i < heartbeatWindows(n); i++) heartbeatCpus.push(await cpuPercent(mesh.cp.pid, CPU_WINDOW_MS));
+    const heartbeatWindows: number[] = [];
+    for (let i = heartbeatWindowCount(n); i > 0; i--)
+      heartbeatWindows.push(await cpuPercent(mesh.cp.pid, CPU_WINDOW_MS));
     const heartbeatWrites = storeWritesSince(journal, mesh.cp.output().slice(logged));
-    const heartbeatCpu = summarize(heartbeatCpus).mean;
+    const heartbeatCpu = summarize(heartbeatWindows).mean;
     const rates = ratesBetween(counted, await requestCounts(client), (performance.now() - t0) / 1000);
     const steadyRss = memoryOf(mesh.cp.pid).rssMiB;
     memory.phase('all-nodes change');
@@ -264,7 +265,7 @@ async function measureN(n: number): Promise<ScaleRow> {
       upMs,
       idleCpu,
       heartbeatCpu,
-      heartbeatWindows: heartbeatCpus,
+      heartbeatWindows,
       heartbeatWrites,
       floorCpu,
       heartbeatsPerSec: sumRates(rates, (k) => k.startsWith('node ') && k.endsWith(' nodes/status')),
