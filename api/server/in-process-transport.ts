@@ -60,10 +60,15 @@ class InProcessTransport implements Transport {
   async #plain(req: TransportRequest): Promise<PlainAnswer> {
     const { head, res } = this.#dispatch(req);
     const { statusCode, headers } = await head;
+    // A value is the whole answer (sendValue wrote no bytes): nothing to read. As with a body read to its end, the
+    // request is over on the server (its in-flight slot given back) when the client has the answer.
+    if (res.value) {
+      await res.whenClosed();
+      return { statusCode, headers, body: '', value: res.value.v };
+    }
     const chunks: Buffer[] = [];
     for await (const chunk of res.out) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-    const body = Buffer.concat(chunks).toString('utf8');
-    return res.value ? { statusCode, headers, body, value: res.value.v } : { statusCode, headers, body };
+    return { statusCode, headers, body: Buffer.concat(chunks).toString('utf8') };
   }
 
   async send(req: TransportRequest): Promise<StreamAnswer> {
@@ -137,32 +142,62 @@ const VALUES_BUFFERED = 1024;
 /**
  * A ServerResponse whose bytes go to `out` instead of a socket: the headers are kept by the base class and reported
  * once (`onHead`; destroyed before that, a ServiceUnavailable error); `close` is emitted once, after `end()` or when
- * either side destroys it.
+ * either side destroys it. `out` is made when first written or read: an answer sent as a value (the controllers'
+ * reads and writes) never has one.
  */
 class InProcessResponse extends ServerResponse implements ValueSink {
-  /** The body, as the client reads it. */
-  readonly out = new PassThrough();
   /** The JSON body handed over as a value (sendValue), when the handler answered so. */
   value?: { v: unknown };
   /** The values of a stream that writes values (streamValues), as the client reads them. */
   values?: PassThrough;
   readonly [VALUE_SINK]: ValueSink = this;
   readonly #onHead: (head: Head | ApiError) => void;
+  #out?: PassThrough;
+  /** Why it was destroyed, for an `out` made after that. */
+  #destroyError?: Error;
   #sent = false;
   #ended = false;
   #closed = false;
+  #onClosed?: () => void;
+
+  static {
+    // The base class reads these from its socket; here they describe `out`. Defined once on the prototype: per
+    // instance, each response would be turned into a dictionary-mode object.
+    Object.defineProperties(InProcessResponse.prototype, {
+      headersSent: {
+        get(this: InProcessResponse) {
+          return this.#sent;
+        },
+      },
+      writableEnded: {
+        get(this: InProcessResponse) {
+          return this.#ended;
+        },
+      },
+      writableLength: {
+        get(this: InProcessResponse) {
+          return this.#out ? this.#out.writableLength + this.#out.readableLength : 0;
+        },
+      },
+    });
+  }
 
   constructor(req: IncomingMessage, onHead: (head: Head | ApiError) => void) {
     super(req);
     this.#onHead = onHead;
-    // The base class reads these from its socket; here they describe `out`.
-    Object.defineProperty(this, 'headersSent', { get: () => this.#sent });
-    Object.defineProperty(this, 'writableEnded', { get: () => this.#ended });
-    Object.defineProperty(this, 'writableLength', {
-      get: () => this.out.writableLength + this.out.readableLength,
-    });
-    this.out.on('drain', () => this.emit('drain'));
-    this.out.on('close', () => this.#close());
+  }
+
+  /** The body, as the client reads it. */
+  get out(): PassThrough {
+    if (!this.#out) {
+      const out = new PassThrough();
+      out.on('drain', () => this.emit('drain'));
+      out.on('close', () => this.#close());
+      if (this.destroyed) out.destroy(this.#destroyError);
+      else if (this.#ended) out.end();
+      this.#out = out;
+    }
+    return this.#out;
   }
 
   override writeHead(
@@ -209,18 +244,27 @@ class InProcessResponse extends ServerResponse implements ValueSink {
   override end(a?: string | Uint8Array | (() => void), b?: BufferEncoding | (() => void), c?: () => void): this {
     this.writeHead(this.statusCode);
     if (this.#ended) return this;
-    this.#ended = true;
-    if (a !== undefined && typeof a !== 'function' && !this.out.destroyed) {
-      if (typeof b === 'string') this.out.write(a, b);
-      else this.out.write(a);
-    }
+    const data = a !== undefined && typeof a !== 'function' ? a : undefined;
     const done = [a, b, c].find((x) => typeof x === 'function');
     this.values?.end();
-    this.out.end(() => {
+    const finished = (): void => {
       this.emit('finish');
       done?.();
       this.#close();
-    });
+    };
+    if (!this.#out && data === undefined) {
+      // Nothing was written and nothing is: no stream to end (the answer is a value, or empty).
+      this.#ended = true;
+      process.nextTick(finished);
+      return this;
+    }
+    const out = this.out;
+    this.#ended = true;
+    if (data !== undefined && !out.destroyed) {
+      if (typeof b === 'string') out.write(data, b);
+      else out.write(data);
+    }
+    out.end(finished);
     return this;
   }
 
@@ -233,16 +277,24 @@ class InProcessResponse extends ServerResponse implements ValueSink {
       );
     }
     this.destroyed = true;
+    this.#destroyError = error;
     this.values?.destroy(error);
-    this.out.destroy(error);
+    this.#out?.destroy(error);
     this.#close();
     return this;
+  }
+
+  /** Resolves once `close` was emitted. */
+  whenClosed(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    return new Promise((resolve) => (this.#onClosed = resolve));
   }
 
   #close(): void {
     if (this.#closed) return;
     this.#closed = true;
     this.emit('close');
+    this.#onClosed?.();
   }
 }
 
