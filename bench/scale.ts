@@ -24,6 +24,7 @@ import { agentRoundTimes, RoundTracker, rvOf } from './lib/round-tracker.ts';
 import { simNodeName } from './lib/scale-fixture.ts';
 import {
   AGENT_HEARTBEAT_MS,
+  AGENT_SCHED,
   AGENT_LOG_EVERY_MS,
   controlPlaneFromSource,
   startBenchMesh,
@@ -330,6 +331,7 @@ export async function scaleSection(): Promise<string> {
     {
       built,
       cpFromSource: controlPlaneFromSource(),
+      agentSched: AGENT_SCHED,
       heartbeatMs: AGENT_HEARTBEAT_MS,
       logEveryMs: AGENT_LOG_EVERY_MS,
       loads,

@@ -11,7 +11,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { setPriority, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONTROL_PLANE_NODE_FLAGS } from '../../test/control-plane-process.ts';
 import { spawnControlPlane, type ControlPlaneProcess } from '../../test/harness.ts';
@@ -29,14 +29,21 @@ export const AGENT_LOG_EVERY_MS = 30_000;
 export const startSpread = (n: number): number => Math.min(30_000, n * 4);
 const WORKER = join(import.meta.dirname, 'scale-worker.ts');
 /**
- * The nice value of the simulated agents' processes (SCALE_AGENT_NICE; default 0, as started). They stand for N
- * other machines but share this machine's two cores with the control plane: in an all-nodes change at N = 5,000 its
- * main thread waited on the run queue ~24 % of the time (schedstat: each of its writes to an agent woke an agent
- * process that the kernel ran in its place). At 19 that wait fell to 10–17 %, but the agents, starved in turn,
- * came back from a restart of the control plane later (N = 500: 6.0–6.3 s against 3.2–4.0 s): neither is what
- * agents on their own machines would do, so the benchmark keeps the kernel's default and this is for probes.
+ * The scheduling policy of the simulated agents' processes (SCALE_AGENT_SCHED: `idle`, the default, `batch` or
+ * `other`, the kernel's default; set through util-linux `chrt`). They stand for N other machines but share this
+ * machine's two cores with the control plane, which on its own machine would have them to itself: at the default
+ * policy each write of the control plane to an agent woke an agent process that the kernel then ran in its place (in
+ * an all-nodes change at N = 5,000 the control plane's main thread waited on the run queue ~24 % of the time). At
+ * SCHED_IDLE the agents run on what the control plane leaves: it is not slowed by them (as on its own machine), and
+ * they answer no sooner than agents on their own machines would — both still upper bounds. bench/RESULTS.md §9 has
+ * the figures of each.
  */
-export const AGENT_NICENESS = Number(process.env.SCALE_AGENT_NICE ?? 0);
+export const AGENT_SCHED = agentSched(process.env.SCALE_AGENT_SCHED ?? 'idle');
+
+function agentSched(v: string): 'idle' | 'batch' | 'other' {
+  if (v === 'idle' || v === 'batch' || v === 'other') return v;
+  throw new Error(`SCALE_AGENT_SCHED must be idle, batch or other, not ${JSON.stringify(v)}`);
+}
 
 /** True when SCALE_CP_FROM_SOURCE=1 asks for the control plane through tsx instead of its bundle. */
 export const controlPlaneFromSource = (): boolean => process.env.SCALE_CP_FROM_SOURCE === '1';
@@ -103,11 +110,14 @@ export async function startScaleMesh(opts: ScaleMeshOptions): Promise<ScaleMesh>
         const file = join(dataDir, `worker-${w}.json`);
         writeFileSync(file, JSON.stringify(input));
         // SCALE_WORKER_NODE_ARGS: more Node flags for the workers (e.g. a CPU profile, written when they stop).
+        const nodeArgs = ['--import', 'tsx', ...(process.env.SCALE_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
+        // Under another policy, `chrt` sets it and execs Node (the same process; the IPC channel is inherited).
         const child = fork(WORKER, [file], {
-          execArgv: ['--import', 'tsx', ...(process.env.SCALE_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? [])],
+          ...(AGENT_SCHED === 'other'
+            ? { execArgv: nodeArgs }
+            : { execPath: 'chrt', execArgv: [`--${AGENT_SCHED}`, '0', process.execPath, ...nodeArgs] }),
           stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
         });
-        if (AGENT_NICENESS !== 0 && child.pid !== undefined) setPriority(child.pid, AGENT_NICENESS);
         child.on('message', (m: ScaleWorkerReport | ScaleWorkerMarks) => {
           if ('marks' in m) marksWaiting[w].shift()?.(m);
           else reports.set(w, m);

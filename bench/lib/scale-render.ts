@@ -59,11 +59,20 @@ export interface ScaleSettings {
   built: string;
   /** The control plane ran from source through tsx (SCALE_CP_FROM_SOURCE=1) rather than as its shipped bundle. */
   cpFromSource: boolean;
+  /** The simulated agents' processes' scheduling policy (scale-mesh.ts AGENT_SCHED). */
+  agentSched: 'idle' | 'batch' | 'other';
   heartbeatMs: number;
   logEveryMs: number;
   /** Load averages (1/5/15) when each N started. */
   loads: string[];
   rounds: { fanout: number; solo: number };
+}
+
+/** How the agents' processes were scheduled, as the setup paragraph says it. */
+function schedText(policy: ScaleSettings['agentSched']): string {
+  if (policy === 'other') return "at the kernel's default scheduling policy, sharing the cores with the control plane";
+  const name = policy === 'idle' ? 'SCHED_IDLE' : 'SCHED_BATCH';
+  return `at ${name} (\`SCALE_AGENT_SCHED\`), so that they, standing for N other machines, do not take the control plane's cores from it`;
 }
 
 const s = (x: number): string => (Number.isFinite(x) ? (x / 1000).toFixed(1) : 'n/a');
@@ -161,7 +170,7 @@ export function renderScale(rows: ScaleRow[], set: ScaleSettings, failed: string
     '',
     'One real `mesh-control-plane` (HTTPS, the real store, every controller) per N, over the bulk fixture',
     '(`bench/lib/scale-fixture.ts`: N Nodes with credentials issued as `POST /join` issues them, and an Assignment of',
-    'one Module to each). The agents are simulated in 3 separate processes (`bench/lib/scale-worker.ts`) by the',
+    `one Module to each). The agents are simulated in 3 separate processes (\`bench/lib/scale-worker.ts\`; ${schedText(set.agentSched)}) by the`,
     "agent's own link code (`agent/sync`: Node check, Declaration list+watch, heartbeat, Declaration status after",
     `applying, outbox) over an in-memory store, each with its own credential; heartbeat every ${set.heartbeatMs / 1000} s`,
     `(Mesh.spec.heartbeatInterval's default; as the agent does, one that would only repeat what the control plane has is`,
