@@ -70,7 +70,8 @@ export interface ScaleSettings {
 
 /** How the agents' processes were scheduled, as the setup paragraph says it. */
 function schedText(policy: ScaleSettings['agentSched']): string {
-  if (policy === 'other') return "at the kernel's default scheduling policy, sharing the cores with the control plane";
+  if (policy === 'other')
+    return "at the kernel's default scheduling policy, sharing the two cores with the control plane";
   const name = policy === 'idle' ? 'SCHED_IDLE' : 'SCHED_BATCH';
   return `at ${name} (\`SCALE_AGENT_SCHED\`), so that they, standing for N other machines, do not take the control plane's cores from it`;
 }
