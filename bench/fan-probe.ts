@@ -1,12 +1,13 @@
 /**
  * Probe (issue 14): the cost of one all-nodes change at N agents, accounted. A baseline window of W ms with the
- * agents only heartbeating, then a window of the same length that starts with the change; per window the
- * control plane's and the agents' worker processes' CPU-seconds, its requests by (client, verb, resource) from /metrics and its store writes by
- * resource from the journal. Prints the differences per node. Run: `N=1000 ROUNDS=4 LOGS=3600000 node --import tsx
- * bench/fan-probe.ts` (LOGS: the agents' log interval, ms; SCALE_CP_NODE_ARGS as for bench/scale.ts: the
- * `window-us` lines bound each change window in the CPU profile's clock; with `--trace-gc`, each window's GC pauses).
- * Per change it also prints when the nodes' Declarations reached the admin watch re-rendered (`written`), reported
- * applied (`applied`) and their Assignments Applied (`assigned`), as percentiles from the update.
+ * agents only heartbeating, then a window of the same length that starts with the change; per window the control
+ * plane's and the agents' worker processes' CPU-seconds, its requests by (client, verb, resource) from /metrics and its
+ * store writes by resource from the journal. Prints the differences per node. Run: `N=1000 ROUNDS=4 LOGS=3600000 node
+ * --import tsx bench/fan-probe.ts` (LOGS: the agents' log interval, ms; SETTLE: the wait before round 1, ms;
+ * SCALE_CP_NODE_ARGS as for bench/scale.ts: the `window-us` lines bound each change window in the CPU profile's clock;
+ * with `--trace-gc`, each window's GC pauses). Per change it also prints when the nodes' Declarations reached the admin
+ * watch re-rendered (`written`), reported applied (`applied`) and their Assignments Applied (`assigned`), as
+ * percentiles from the update.
  */
 import { performance } from 'node:perf_hooks';
 import { createClient } from '../api/client/http-client.ts';
@@ -23,6 +24,8 @@ const N = Number(process.env.N ?? 1000);
 /** DECL_WATCH=0: the written and applied marks come from the agents (sim-agent.ts RoundMark), not an admin watch of every Declaration. */
 const DECL_WATCH = process.env.DECL_WATCH !== '0';
 const W = Number(process.env.W ?? 10_000);
+/** SETTLE: how long the agents only heartbeat after round 0, ms (the scale bench's first change follows ~4 min of it). */
+const SETTLE_MS = Number(process.env.SETTLE ?? 15_000);
 const mesh = await startBenchMesh(N, { logEveryMs: Number(process.env.LOGS ?? 30_000) });
 const client = createClient(mesh.cp.config);
 const metrics = async (): Promise<Map<string, number>> => {
@@ -102,7 +105,7 @@ try {
   mesh.startAgents();
   await ready;
   process.stderr.write(`probe: round 0 applied on ${N}\n`);
-  await sleep(15_000);
+  await sleep(SETTLE_MS);
   const rounds = Number(process.env.ROUNDS ?? 2);
   for (let r = 1; r <= rounds; r++) {
     const base = await window(false, r, tracker, stored);
