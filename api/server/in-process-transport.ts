@@ -158,6 +158,7 @@ class InProcessResponse extends ServerResponse implements ValueSink {
   #sent = false;
   #ended = false;
   #closed = false;
+  #whenClosed?: Promise<void>;
   #onClosed?: () => void;
 
   static {
@@ -287,7 +288,7 @@ class InProcessResponse extends ServerResponse implements ValueSink {
   /** Resolves once `close` was emitted. */
   whenClosed(): Promise<void> {
     if (this.#closed) return Promise.resolve();
-    return new Promise((resolve) => (this.#onClosed = resolve));
+    return (this.#whenClosed ??= new Promise((resolve) => (this.#onClosed = resolve)));
   }
 
   #close(): void {
