@@ -39,7 +39,10 @@ const WORKER = join(import.meta.dirname, 'scale-worker.ts');
  */
 export const AGENT_SCHED = agentSched(process.env.SCALE_AGENT_SCHED ?? 'other');
 
-function agentSched(v: string): 'idle' | 'batch' | 'other' {
+/** A scheduling policy the simulated agents' processes can run at (AGENT_SCHED). */
+export type AgentSched = 'idle' | 'batch' | 'other';
+
+function agentSched(v: string): AgentSched {
   if (v === 'idle' || v === 'batch' || v === 'other') return v;
   throw new Error(`SCALE_AGENT_SCHED must be idle, batch or other, not ${JSON.stringify(v)}`);
 }

@@ -2,6 +2,7 @@
  * The markdown of the scale benchmark (bench/scale.ts): one column per N, the issue's targets judged at the
  * largest N measured.
  */
+import type { AgentSched } from './scale-mesh.ts';
 import { ms, verdict, type LatencySummary } from './stats.ts';
 import { CONTROL_PLANE_NODE_FLAGS } from '../../test/control-plane-process.ts';
 import { mib } from './proc.ts';
@@ -60,7 +61,7 @@ export interface ScaleSettings {
   /** The control plane ran from source through tsx (SCALE_CP_FROM_SOURCE=1) rather than as its shipped bundle. */
   cpFromSource: boolean;
   /** The simulated agents' processes' scheduling policy (scale-mesh.ts AGENT_SCHED). */
-  agentSched: 'idle' | 'batch' | 'other';
+  agentSched: AgentSched;
   heartbeatMs: number;
   logEveryMs: number;
   /** Load averages (1/5/15) when each N started. */
@@ -69,7 +70,7 @@ export interface ScaleSettings {
 }
 
 /** How the agents' processes were scheduled, as the setup paragraph says it. */
-function schedText(policy: ScaleSettings['agentSched']): string {
+function schedText(policy: AgentSched): string {
   if (policy === 'other')
     return "at the kernel's default scheduling policy, sharing the two cores with the control plane";
   const name = policy === 'idle' ? 'SCHED_IDLE' : 'SCHED_BATCH';
