@@ -39,12 +39,17 @@ const cliSplits = {
  * was most of the control plane's peak RSS during a change to every node (README, "The control plane's memory").
  * It raises the young generation's semi-spaces from 16 to 64 MiB: a scavenge every 4× as many allocated bytes, so
  * fewer of a request's short-lived objects outlive one and are promoted (bench/RESULTS.md §9).
+ * It turns off V8's memory reducer, the full collections V8 starts on its own once the process allocates little (a
+ * mesh's quiet minutes: heartbeats only) to give memory back. Those collections also let go of the object shapes
+ * (maps) that optimized code checks for, and with them the optimized code of some 30 functions of the request and
+ * write path ("weak objects" in `--trace-deopt`): the next change ran them unoptimized until V8 had compiled them
+ * again (README, "The control plane's memory"; bench/RESULTS.md §9).
  * hack/local-mesh.mjs starts agents and the control plane with the same flags (AGENT_NODE_FLAGS,
  * CONTROL_PLANE_NODE_FLAGS there), and so does the scale bench (test/control-plane-process.ts).
  */
 const nodeFlags = {
   'mesh-agent': ' --max-semi-space-size=1 --optimize-for-size',
-  'mesh-control-plane': ' --max-old-space-size=1024 --max-semi-space-size=64',
+  'mesh-control-plane': ' --max-old-space-size=1024 --max-semi-space-size=64 --no-memory-reducer',
 };
 
 const common = {

@@ -11,7 +11,7 @@ import { claimHome, releaseHome, stopRecordedServices } from './local-mesh-procs
 /** The V8 flags of the agent bundle's shebang (hack/build.mjs): the local mesh starts agents as shipped. */
 const AGENT_NODE_FLAGS = ['--max-semi-space-size=1', '--optimize-for-size'];
 /** The V8 flags of the control-plane bundle's shebang (hack/build.mjs). */
-const CONTROL_PLANE_NODE_FLAGS = ['--max-old-space-size=1024', '--max-semi-space-size=64'];
+const CONTROL_PLANE_NODE_FLAGS = ['--max-old-space-size=1024', '--max-semi-space-size=64', '--no-memory-reducer'];
 
 const home = resolve(process.env.MESHCTL_HOME ?? '.meshctl/local');
 const listen = process.env.MESHCTL_LISTEN ?? '127.0.0.1:6443';

@@ -15,7 +15,11 @@ import { REPO_ROOT } from './repo-root.ts';
  * The V8 flags the shipped `mesh-control-plane` bundle's shebang carries (hack/build.mjs): a run that measures the
  * control plane as shipped (the scale bench) passes them as `nodeArgs`. hack/node-flags.test.ts keeps them equal.
  */
-export const CONTROL_PLANE_NODE_FLAGS: readonly string[] = ['--max-old-space-size=1024', '--max-semi-space-size=64'];
+export const CONTROL_PLANE_NODE_FLAGS: readonly string[] = [
+  '--max-old-space-size=1024',
+  '--max-semi-space-size=64',
+  '--no-memory-reducer',
+];
 
 /** Options of `spawnControlPlane`. */
 export interface SpawnOptions {
