@@ -111,8 +111,17 @@ export async function startScaleMesh(opts: ScaleMeshOptions): Promise<ScaleMesh>
         };
         const file = join(dataDir, `worker-${w}.json`);
         writeFileSync(file, JSON.stringify(input));
-        // SCALE_WORKER_NODE_ARGS: more Node flags for the workers (e.g. a CPU profile, written when they stop).
-        const nodeArgs = ['--import', 'tsx', ...(process.env.SCALE_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
+        // Without V8's memory reducer, as the control plane runs (its shebang, hack/build.mjs): in a worker a third of
+        // the agents share one V8 heap, and the reducer's collections in the quiet minutes before a change dropped the
+        // optimized code of their watch and status path, which the change then ran unoptimized on the cores the
+        // control plane needs (an agent of a real mesh runs on its own machine). SCALE_WORKER_NODE_ARGS: more Node
+        // flags for the workers (e.g. a CPU profile, written when they stop).
+        const nodeArgs = [
+          '--import',
+          'tsx',
+          '--no-memory-reducer',
+          ...(process.env.SCALE_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+        ];
         // Under another policy, `chrt` sets it and execs Node (the same process; the IPC channel is inherited).
         const child = fork(WORKER, [file], {
           ...(AGENT_SCHED === 'other'

@@ -172,7 +172,7 @@ export function renderScale(rows: ScaleRow[], set: ScaleSettings, failed: string
     '',
     'One real `mesh-control-plane` (HTTPS, the real store, every controller) per N, over the bulk fixture',
     '(`bench/lib/scale-fixture.ts`: N Nodes with credentials issued as `POST /join` issues them, and an Assignment of',
-    `one Module to each). The agents are simulated in 3 separate processes (\`bench/lib/scale-worker.ts\`; ${schedText(set.agentSched)}) by the`,
+    `one Module to each). The agents are simulated in 3 separate processes (\`bench/lib/scale-worker.ts\`; ${schedText(set.agentSched)}; like the control plane, without V8's memory reducer) by the`,
     "agent's own link code (`agent/sync`: Node check, Declaration list+watch, heartbeat, Declaration status after",
     `applying, outbox) over an in-memory store, each with its own credential; heartbeat every ${set.heartbeatMs / 1000} s`,
     `(Mesh.spec.heartbeatInterval's default; as the agent does, one that would only repeat what the control plane has is`,
