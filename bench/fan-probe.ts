@@ -3,7 +3,8 @@
  * agents only heartbeating, then a window of the same length that starts with the change; per window the control
  * plane's and the agents' worker processes' CPU-seconds, its requests by (client, verb, resource) from /metrics and its
  * store writes by resource from the journal. Prints the differences per node. Run: `N=1000 ROUNDS=4 LOGS=3600000 node
- * --import tsx bench/fan-probe.ts` (LOGS: the agents' log interval, ms; SETTLE: the wait before round 1, ms;
+ * --import tsx bench/fan-probe.ts` (LOGS: the agents' log interval, ms; SETTLE: the wait before round 1, ms, and with
+ * SETTLE_EACH=1 before every round;
  * SCALE_CP_NODE_ARGS as for bench/scale.ts: the `window-us` lines bound each change window in the CPU profile's clock;
  * with `--trace-gc`, each window's GC pauses). Per change it also prints when the nodes' Declarations reached the admin
  * watch re-rendered (`written`), reported applied (`applied`) and their Assignments Applied (`assigned`), as
@@ -26,6 +27,8 @@ const DECL_WATCH = process.env.DECL_WATCH !== '0';
 const W = Number(process.env.W ?? 10_000);
 /** SETTLE: how long the agents only heartbeat after round 0, ms (the scale bench's first change follows ~4 min of it). */
 const SETTLE_MS = Number(process.env.SETTLE ?? 15_000);
+/** SETTLE_EACH=1: as long before every later round too (a mesh's changes come after quiet minutes, not back to back). */
+const SETTLE_EACH = process.env.SETTLE_EACH === '1';
 const mesh = await startBenchMesh(N, { logEveryMs: Number(process.env.LOGS ?? 30_000) });
 const client = createClient(mesh.cp.config);
 const metrics = async (): Promise<Map<string, number>> => {
@@ -108,6 +111,7 @@ try {
   await sleep(SETTLE_MS);
   const rounds = Number(process.env.ROUNDS ?? 2);
   for (let r = 1; r <= rounds; r++) {
+    if (r > 1 && SETTLE_EACH) await sleep(SETTLE_MS);
     const base = await window(false, r, tracker, stored);
     const us0 = process.hrtime.bigint() / 1000n;
     const ch = await window(true, r, tracker, stored);
