@@ -2,8 +2,9 @@
  * The agent's link to the control plane, wired together: make sure its Node exists, watch its
  * Declaration, heartbeat the Node status every `heartbeatIntervalMs`, write the Declaration status when
  * it changed, and deliver the outbox. When contact returns after an outage it reports at once: a heartbeat
- * (what tells the control plane the node is back, so it goes first), the status of the current generation if
- * it changed meanwhile, and the outbox; and wakes the watch. The watch's list after a control-plane restart or
+ * (what tells the control plane the node is back, so it goes first; none when a heartbeat is what found it back,
+ * which is how an outage usually ends: the watch leaves the probing to the heartbeat, declaration-watch.ts), the
+ * status of the current generation if it changed meanwhile, and the outbox; and wakes the watch. The watch's list after a control-plane restart or
  * restore shows the status the control plane holds, and the reporter writes it again if it is not the last one
  * written (reporter.compareStored) — not blindly on every return: N agents coming back to a restarted control
  * plane would each rewrite an unchanged status.
@@ -86,9 +87,17 @@ export function createSync(opts: SyncOptions): Sync {
   /** Whether the last tick skipped its heartbeat (see the module comment): the next one is then written whatever happened. */
   let skipped = false;
 
+  /** Whether a tick's heartbeat is in flight: when it is what finds the control plane back, it is the return's heartbeat. */
+  let beatInFlight = false;
+
   const beat = async (): Promise<void> => {
     await opts.beforeHeartbeat?.();
-    skipped = !(await reporter.heartbeat({ skipWhenRenewed: !skipped }));
+    beatInFlight = true;
+    try {
+      skipped = !(await reporter.heartbeat({ skipWhenRenewed: !skipped }));
+    } finally {
+      beatInFlight = false;
+    }
     await opts.afterHeartbeat?.();
     if (opts.reach.reachable() === true) {
       await reporter.reportDeclaration();
@@ -105,6 +114,7 @@ export function createSync(opts: SyncOptions): Sync {
 
   opts.reach.onReturn((lostSeconds, since) => {
     if (stopped) return;
+    const byHeartbeat = beatInFlight;
     watch?.wake();
     const generation = opts.state.declaration()?.spec.generation;
     const message =
@@ -121,7 +131,7 @@ export function createSync(opts: SyncOptions): Sync {
     });
     void queued
       .catch((e: unknown) => opts.logger.error('Failed to queue event', { node: opts.node, error: String(e) }))
-      .then(() => reporter.heartbeat())
+      .then(() => (byHeartbeat ? undefined : reporter.heartbeat()))
       .then(() => reporter.reportDeclaration())
       .then(() => reporter.flushOutbox());
   });
