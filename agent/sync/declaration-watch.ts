@@ -29,11 +29,11 @@ export const RECONNECT_JITTER = 0.5;
  * watch need not probe it too. With 5 s here, each of 5,000 agents retried every 2.5 to 5 s: over a thousand refused
  * connection attempts a second to a control plane that was down, each then a TLS socket made on the agent's side (in
  * bench/herd-probe.ts, a third of the simulated agents' CPU, taken from the control plane starting on the same machine).
- * A refused attempt is now a plain TCP one (api/client/connect.ts tcpThenTls), a fifth of that. And since the control
- * plane is known to be unreachable after the first refusal, the watch then waits this long (or for the heartbeat's
- * wake) at once rather than doubling its way up: with delays from 250 ms, each agent made five or six attempts in the
- * 6–8 s a restarted control plane took to serve, 25,000 or more at N = 5,000, and the agents' processes spent that
- * time busy on the cores the control plane was starting on (bench/herd-probe.ts, 2026-12-05).
+ * A refused attempt is now a plain TCP one (api/client/connect.ts tcpThenTls), a fifth of that. And once the control
+ * plane is known to be unreachable the watch waits this long (or for the heartbeat's wake) at once, rather than
+ * doubling its way up from 250 ms: in the 6–8 s a SIGKILLed control plane took to serve again at N = 5,000, the
+ * agents' processes' main threads were 85 % busy, a quarter of it on the watch's attempts, on the cores the control
+ * plane was starting on (bench/herd-probe.ts with the workers profiled, 2026-12-05).
  */
 export const RECONNECT_MAX_MS = 30_000;
 
