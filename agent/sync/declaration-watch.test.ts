@@ -1,8 +1,7 @@
 // The agent's Declaration watch reconnects with jittered backoff by default (RECONNECT_JITTER): on the fake clock,
 // against a port nobody listens on, the first retry comes within [250 * (1 - 0.5), 250] ms as the random draw
 // says, so the agents of a restarted control plane do not all come back in the same millisecond; the delays grow to
-// RECONNECT_MAX_MS, and wake() (the heartbeat got through) retries at once; once the control plane is known to be
-// unreachable the watch waits for that wake (or RECONNECT_MAX_MS) instead. Against a real server, the agent's own
+// RECONNECT_MAX_MS, and wake() (the heartbeat got through) retries at once. Against a real server, the agent's own
 // status writes do not come back to it on the watch (omitStatusUpdates).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -26,22 +25,16 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-/**
- * Reachability that counts failures, each a failure to reach the control plane (the watch's own behaviour is what is
- * tested). `known`: the failures make it known to be unreachable (reachable() false), as the agent's tracker does;
- * otherwise reachable() stays undefined, and the watch retries on its backoff alone.
- */
-function countingReach(known = false): Reachability & { failures: number } {
-  let state: boolean | undefined;
+/** Reachability that only counts failures (the watch's own behaviour is what is tested). */
+function countingReach(): Reachability & { failures: number } {
   const r = {
     failures: 0,
     succeeded() {},
     failed() {
       r.failures++;
-      if (known) state = false;
       return true;
     },
-    reachable: () => state,
+    reachable: () => false,
     unreachableSince: () => undefined,
     lastContact: () => undefined,
     lastAnswered: () => undefined,
@@ -64,11 +57,12 @@ async function until(what: string, cond: () => boolean, ms = 20_000): Promise<vo
  * Runs the watch with `random` and returns the attempts seen after advancing the fake clock by each of `steps` (a
  * step of 0 calls the watch's `wake()` instead).
  */
-async function attemptsAfter(random: () => number, steps: number[], reach = countingReach()): Promise<number[]> {
+async function attemptsAfter(random: () => number, steps: number[]): Promise<number[]> {
   const real = createClient({ server: `http://127.0.0.1:${await closedPort()}` });
   let lists = 0;
   const client: Client = { ...real, list: (plural, opts) => (lists++, real.list(plural, opts)) };
   const clock = new FakeClock();
+  const reach = countingReach();
   const watch = startDeclarationWatch({
     client,
     node: 'a',
@@ -112,13 +106,6 @@ test('retries back off to RECONNECT_MAX_MS (30 s) and stay there; wake() ends a 
   const seen = await attemptsAfter(() => 0, [...doubling, 29_999, 1, 29_999, 1, 0, 249, 1]);
   assert.equal(RECONNECT_MAX_MS, 30_000);
   assert.deepEqual(seen, [2, 3, 4, 5, 6, 7, 8, 8, 9, 9, 10, 11, 11, 12]);
-});
-
-test('once the control plane is known unreachable, the watch waits RECONNECT_MAX_MS or wake(), not its backoff', async () => {
-  // random → 0: each delay whole. The first refusal makes it known unreachable; the retry 250 ms later is on the
-  // backoff, the ones after it wait 30 s or for the heartbeat's wake().
-  const seen = await attemptsAfter(() => 0, [250, 29_999, 1, 29_999, 1, 0, 0], countingReach(true));
-  assert.deepEqual(seen, [2, 2, 3, 3, 4, 5, 6]);
 });
 
 test("the server's default watch keep-alive leaves the agent's idle timeout room for one late beat", () => {

@@ -2,12 +2,10 @@
  * The agent's watch of its own Declaration (`fieldSelector=metadata.name=<node>`), on the list-then-watch
  * loop of api/client/list-watch.ts: list once, then watch from the list's resourceVersion with bookmarks and
  * without the events of status-only changes (`omitStatusUpdates`: the agent's own status writes), resuming
- * from the last resourceVersion seen when a stream ends; a 410 relists. A failed attempt is retried with
- * exponential backoff, cut short by `wake()` (the heartbeat found the control plane back: sync.ts) — but once the
- * control plane is known to be unreachable (the previous attempt, or another call, failed to reach it), the watch
- * leaves the probing to the heartbeat and waits for `wake()`, or the longest delay (RECONNECT_MAX_MS). A stream that
- * stays silent longer than `idleTimeoutMs` (no event, no bookmark) is presumed dead and reopened. Every answer and
- * every failure to reach the control plane is recorded in `reach`.
+ * from the last resourceVersion seen when a stream ends; a 410 relists. When the control plane
+ * cannot be reached it retries with exponential backoff, cut short by `wake()` (the heartbeat found it
+ * back). A stream that stays silent longer than `idleTimeoutMs` (no event, no bookmark) is presumed dead
+ * and reopened. Every answer and every failure to reach the control plane is recorded in `reach`.
  *
  * Every ADDED/MODIFIED object is handed to `onDeclaration`, which decides whether it is a new generation;
  * when it throws (e.g. the agent's store could not persist it), the watch relists so it is seen again.
@@ -29,11 +27,7 @@ export const RECONNECT_JITTER = 0.5;
  * watch need not probe it too. With 5 s here, each of 5,000 agents retried every 2.5 to 5 s: over a thousand refused
  * connection attempts a second to a control plane that was down, each then a TLS socket made on the agent's side (in
  * bench/herd-probe.ts, a third of the simulated agents' CPU, taken from the control plane starting on the same machine).
- * A refused attempt is now a plain TCP one (api/client/connect.ts tcpThenTls), a fifth of that. And once the control
- * plane is known to be unreachable the watch waits this long (or for the heartbeat's wake) at once, rather than
- * doubling its way up from 250 ms: in the 6–8 s a SIGKILLed control plane took to serve again at N = 5,000, the
- * agents' processes' main threads were 85 % busy, a quarter of it on the watch's attempts, on the cores the control
- * plane was starting on (bench/herd-probe.ts with the workers profiled, 2026-12-05).
+ * A refused attempt is now a plain TCP one (api/client/connect.ts tcpThenTls), a fifth of that.
  */
 export const RECONNECT_MAX_MS = 30_000;
 
@@ -70,7 +64,6 @@ export interface DeclarationWatch {
 /** Starts the watch loop in the background. */
 export function startDeclarationWatch(opts: DeclarationWatchOptions): DeclarationWatch {
   const { node, reach, logger } = opts;
-  const maxMs = opts.backoff?.maxMs ?? RECONNECT_MAX_MS;
   return startListWatch<Declaration>({
     client: opts.client,
     plural: 'declarations',
@@ -83,7 +76,7 @@ export function startDeclarationWatch(opts: DeclarationWatchOptions): Declaratio
     logFields: { node },
     backoff: {
       baseMs: opts.backoff?.initialMs ?? 250,
-      maxMs,
+      maxMs: opts.backoff?.maxMs ?? RECONNECT_MAX_MS,
       jitter: opts.backoff?.jitter ?? RECONNECT_JITTER,
       random: opts.backoff?.random,
     },
@@ -100,16 +93,8 @@ export function startDeclarationWatch(opts: DeclarationWatchOptions): Declaratio
       else await opts.onDeclaration(ev.object);
     },
     onContact: () => reach.succeeded('watch'),
-    // Known unreachable before this attempt: the heartbeat probes every interval and wakes the watch when one gets
-    // through, so the watch waits for that (or the longest delay). The attempt that finds it unreachable first is
-    // retried on the backoff: a dropped connection to a control plane that is up is back at once.
     onFailure(e) {
-      const wasUnreachable = reach.reachable() === false;
-      if (!reach.failed(e)) {
-        logger.error('Failed to watch Declaration', { node, error: (e as Error).message });
-        return undefined;
-      }
-      return wasUnreachable ? maxMs : undefined;
+      if (!reach.failed(e)) logger.error('Failed to watch Declaration', { node, error: (e as Error).message });
     },
   });
 }

@@ -2,12 +2,11 @@
  * The agent's link to the control plane, wired together: make sure its Node exists, watch its
  * Declaration, heartbeat the Node status every `heartbeatIntervalMs`, write the Declaration status when
  * it changed, and deliver the outbox. When contact returns after an outage it reports at once: a heartbeat
- * (what tells the control plane the node is back, so it goes first; none when a heartbeat is what found it back,
- * which is how an outage usually ends: the watch leaves the probing to the heartbeat, declaration-watch.ts), the
- * status of the current generation if it changed meanwhile, and the outbox; and wakes the watch. The watch's list after a control-plane restart or
- * restore shows the status the control plane holds, and the reporter writes it again if it is not the last one
- * written (reporter.compareStored) — not blindly on every return: N agents coming back to a restarted control
- * plane would each rewrite an unchanged status.
+ * (what tells the control plane the node is back, so it goes first; none when a heartbeat is what found it back),
+ * the status of the current generation if it changed meanwhile, and the outbox; and wakes the watch. The watch's
+ * list after a control-plane restart or restore shows the status the control plane holds, and the reporter writes
+ * it again if it is not the last one written (reporter.compareStored) — not blindly on every return: N agents
+ * coming back to a restarted control plane would each rewrite an unchanged status.
  *
  * Every request of the agent the control plane answers renews the node's lease there, as a heartbeat does
  * (api/server/access/node-leases.ts `contact`): a log POST, a Declaration status write, an Event. So a heartbeat that

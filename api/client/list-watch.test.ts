@@ -1,5 +1,5 @@
 // The list-then-watch loop against the real API server (test/harness.ts), on a fake clock: a handler that
-// throws makes it relist, a silent stream is reopened after idleTimeoutMs, wake() ends a backoff or a pause onFailure returns, and a
+// throws makes it relist, a silent stream is reopened after idleTimeoutMs, wake() ends a backoff, and a
 // failure onFailure rethrows ends the loop. (410 relists are covered by the informer's tests.)
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -101,37 +101,5 @@ test('a failure onFailure rethrows ends the loop with that error', async () => {
     },
   });
   await assert.rejects(lw.done, (e: Error & { code?: number }) => e.code === 404);
-  await lw.stop();
-});
-
-test("a pause onFailure returns replaces the backoff's; wake() ends it", async () => {
-  const srv = await startServer({ insecure: true });
-  cleanups.push(() => srv.stop());
-  const client = createClient(srv.config);
-  cleanups.push(() => client.close());
-  const clock = new FakeClock();
-  const delays: number[] = [];
-  const lw = startListWatch({
-    client,
-    plural: 'nosuchthings', // every list fails (404)
-    logger: silentLogger,
-    clock,
-    onList: () => {},
-    onEvent: () => {},
-    // The backoff's delays are 250, 500…; the first failure keeps it, the later ones pause 10 s.
-    onFailure: (_e, retryInMs) => (delays.push(retryInMs), delays.length === 1 ? undefined : 10_000),
-  });
-  cleanups.push(() => lw.stop());
-  await until('the first failure', () => delays.length === 1);
-  clock.advance(250);
-  await until('the retry after the backoff', () => delays.length === 2);
-  assert.deepEqual(delays, [250, 500]);
-  clock.advance(9_999);
-  await settle(20);
-  assert.equal(delays.length, 2, 'the returned 10 s, not the backoff’s 500 ms');
-  clock.advance(1);
-  await until('the retry after 10 s', () => delays.length === 3);
-  lw.wake();
-  await until('the retry woken at once', () => delays.length === 4);
   await lw.stop();
 });

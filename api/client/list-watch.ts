@@ -6,7 +6,7 @@
  * last resourceVersion seen whenever a stream ends. A 410 (expired resourceVersion) relists at once (410s
  * in a row back off); a handler that throws makes it relist too, so nothing is skipped. Any other failure
  * (server unreachable, 5xx) goes to `onFailure` and is retried with exponential backoff on the injectable
- * clock (or after the pause `onFailure` returns), cut short by `wake()` or `stop()`. A stream silent for `idleTimeoutMs` (no event, no bookmark) is
+ * clock, cut short by `wake()` or `stop()`. A stream silent for `idleTimeoutMs` (no event, no bookmark) is
  * presumed dead and reopened.
  */
 import { ApiError } from '../meta/api-error.ts';
@@ -44,11 +44,8 @@ export interface ListWatchOptions<T extends KubeObject = KubeObject> {
   onEvent(event: ObjectEvent<T>): void | Promise<void>;
   /** Called each time the server answered a list or opened a watch. */
   onContact?(): void;
-  /**
-   * Called with every failure except a 410, before the pause; throw to end the loop. Default: logs it. May return how
-   * long to pause instead of `retryInMs` (the backoff's delay); `wake()` and `stop()` end either pause.
-   */
-  onFailure?(e: unknown, retryInMs: number): number | void;
+  /** Called with every failure except a 410, before the backoff; throw to end the loop. Default: logs it. */
+  onFailure?(e: unknown, retryInMs: number): void;
 }
 
 /** A running list+watch loop. */
@@ -170,7 +167,8 @@ export function startListWatch<T extends KubeObject = KubeObject>(opts: ListWatc
       return;
     }
     const retryInMs = backoff.next();
-    await pause(onFailure(e, retryInMs) ?? retryInMs);
+    onFailure(e, retryInMs);
+    await pause(retryInMs);
   }
 
   /** Sleeps `ms` on the clock (cut short by wake and stop). */
