@@ -2,11 +2,12 @@
  * The agent's link to the control plane, wired together: make sure its Node exists, watch its
  * Declaration, heartbeat the Node status every `heartbeatIntervalMs`, write the Declaration status when
  * it changed, and deliver the outbox. When contact returns after an outage it reports at once: a heartbeat
- * (what tells the control plane the node is back, so it goes first; none when a heartbeat is what found it back),
- * the status of the current generation if it changed meanwhile, and the outbox; and wakes the watch. The watch's
- * list after a control-plane restart or restore shows the status the control plane holds, and the reporter writes
- * it again if it is not the last one written (reporter.compareStored) — not blindly on every return: N agents
- * coming back to a restarted control plane would each rewrite an unchanged status.
+ * (what tells the control plane the node is back, so it goes first; none when the tick's heartbeat in flight, which
+ * found it back or goes out right after, is written), the status of the current generation if it changed meanwhile,
+ * and the outbox; and wakes the watch. The watch's list after a control-plane restart or restore shows the status the
+ * control plane holds, and the reporter writes it again if it is not the last one written (reporter.compareStored) —
+ * not blindly on every return: N agents coming back to a restarted control plane would each rewrite an unchanged
+ * status.
  *
  * Every request of the agent the control plane answers renews the node's lease there, as a heartbeat does
  * (api/server/access/node-leases.ts `contact`): a log POST, a Declaration status write, an Event. So a heartbeat that
@@ -86,16 +87,19 @@ export function createSync(opts: SyncOptions): Sync {
   /** Whether the last tick skipped its heartbeat (see the module comment): the next one is then written whatever happened. */
   let skipped = false;
 
-  /** Whether a tick's heartbeat is in flight: when it is what finds the control plane back, it is the return's heartbeat. */
-  let beatInFlight = false;
+  /**
+   * The tick's heartbeat while it is in flight (resolving false when it was skipped): when contact returns meanwhile
+   * — it is what found the control plane back, or it goes out right after — it is the return's heartbeat.
+   */
+  let tickBeat: Promise<boolean> | undefined;
 
   const beat = async (): Promise<void> => {
     await opts.beforeHeartbeat?.();
-    beatInFlight = true;
+    tickBeat = reporter.heartbeat({ skipWhenRenewed: !skipped });
     try {
-      skipped = !(await reporter.heartbeat({ skipWhenRenewed: !skipped }));
+      skipped = !(await tickBeat);
     } finally {
-      beatInFlight = false;
+      tickBeat = undefined;
     }
     await opts.afterHeartbeat?.();
     if (opts.reach.reachable() === true) {
@@ -113,7 +117,7 @@ export function createSync(opts: SyncOptions): Sync {
 
   opts.reach.onReturn((lostSeconds, since) => {
     if (stopped) return;
-    const byHeartbeat = beatInFlight;
+    const inFlight = tickBeat;
     watch?.wake();
     const generation = opts.state.declaration()?.spec.generation;
     const message =
@@ -130,7 +134,9 @@ export function createSync(opts: SyncOptions): Sync {
     });
     void queued
       .catch((e: unknown) => opts.logger.error('Failed to queue event', { node: opts.node, error: String(e) }))
-      .then(() => (byHeartbeat ? undefined : reporter.heartbeat()))
+      .then(async () => {
+        if (!(inFlight && (await inFlight))) await reporter.heartbeat();
+      })
       .then(() => reporter.reportDeclaration())
       .then(() => reporter.flushOutbox());
   });
