@@ -7,6 +7,7 @@ import { createProcessSupervisor } from './process-supervisor.ts';
 import { logPath } from './log-file.ts';
 import { procArgv } from './process-record.ts';
 import { memoryLogger, tempHost } from '../engine/testing.ts';
+import { eventually } from '../../test/eventually.ts';
 
 const supervisorModule = fileURLToPath(new URL('./process-supervisor.ts', import.meta.url));
 const tick = "setInterval(() => console.log('tick ' + Date.now()), 20)";
@@ -42,13 +43,16 @@ test('process: after the agent is SIGKILLed, its service keeps running and loggi
   let servicePid: number | undefined;
   const sup = createProcessSupervisor({ stateDir: h.stateDir, logger: memoryLogger(), pollMs: 50, stopGraceMs: 500 });
   try {
-    servicePid = await agent.pid;
+    const pid = await agent.pid;
+    servicePid = pid;
     agent.child.kill('SIGKILL');
     await new Promise((r) => agent.child.once('exit', r));
     const size = statSync(logPath(h.stateDir, 'svc')).size;
-    await new Promise((r) => setTimeout(r, 150));
-    assert.ok(isAlive(servicePid), 'the service outlived its agent');
-    assert.ok(statSync(logPath(h.stateDir, 'svc')).size > size, 'and still writes its log file');
+    // Waited for, not slept: on a loaded machine the service's next line may come hundreds of ms later.
+    await eventually(async () => {
+      assert.ok(isAlive(pid), 'the service outlived its agent');
+      assert.ok(statSync(logPath(h.stateDir, 'svc')).size > size, 'and still writes its log file');
+    });
     const st = await sup.ensure('svc', {
       command: [process.execPath, '-e', tick],
       env: {},
