@@ -95,12 +95,9 @@ export function createSync(opts: SyncOptions): Sync {
 
   const beat = async (): Promise<void> => {
     await opts.beforeHeartbeat?.();
-    tickBeat = reporter.heartbeat({ skipWhenRenewed: !skipped });
-    try {
-      skipped = !(await tickBeat);
-    } finally {
-      tickBeat = undefined;
-    }
+    tickBeat = reporter.heartbeat({ skipWhenRenewed: !skipped }); // never rejects (reporter.ts: no method throws)
+    skipped = !(await tickBeat);
+    tickBeat = undefined;
     await opts.afterHeartbeat?.();
     if (opts.reach.reachable() === true) {
       await reporter.reportDeclaration();
