@@ -7,7 +7,9 @@
  * watches, the agents' requests by kind: as of when it answered, which may be seconds later). Run: `N=1000 node --import tsx bench/herd-probe.ts`
  * (more than 1,000 agents under the machine's bench lock); SCALE_CP_NODE_ARGS and SCALE_WORKER_NODE_ARGS pass more
  * flags to the control plane and to the workers (e.g. `--cpu-prof --cpu-prof-dir=DIR`: the workers write theirs
- * when they stop).
+ * when they stop). SETTLE: how long the agents heartbeat before the kill, ms (15,000). FLOOR=1: then the agents are
+ * stopped and resumed as bench/scale.ts's floor phase does (agentsStoppedCpu, FLOOR_MS), which puts their heartbeats
+ * in step, and the kill follows: the herd as the scale bench meets it.
  */
 import { performance } from 'node:perf_hooks';
 import { createClient } from '../api/client/http-client.ts';
@@ -17,7 +19,7 @@ import { cpuSecondsOf, listenOverflows } from './lib/proc.ts';
 import { RoundTracker } from './lib/round-tracker.ts';
 import { startBenchMesh } from './lib/scale-mesh.ts';
 import { journalMark, writesSince } from './lib/journal-lines.ts';
-import { fanoutModule, waitAllBack } from './lib/scale-probes.ts';
+import { agentsStoppedCpu, FLOOR_MS, fanoutModule, waitAllBack } from './lib/scale-probes.ts';
 
 const N = Number(process.env.N ?? 1000);
 const mesh = await startBenchMesh(N);
@@ -30,7 +32,8 @@ try {
   mesh.startAgents();
   await ready;
   tracker.close();
-  await sleep(15_000);
+  await sleep(Number(process.env.SETTLE ?? 15_000));
+  if (process.env.FLOOR === '1') await agentsStoppedCpu(mesh, FLOOR_MS);
   client.close();
   const killedAt = Date.now();
   const t0 = performance.now();

@@ -36,6 +36,7 @@ import {
   cpuPercent,
   ratesBetween,
   requestCounts,
+  FLOOR_MS,
   fanoutModule,
   soloModule,
   timeMeshctl,
@@ -70,8 +71,6 @@ const CPU_WINDOW_MS = 30_000;
 function heartbeatWindowCount(n: number): number {
   return Math.max(2, Math.ceil(persistInterval(n) / CPU_WINDOW_MS));
 }
-/** How long the agents are stopped to measure the floor (their last heartbeats are then at most 10 + 2 + 15 s old). */
-const FLOOR_MS = 15_000;
 const FANOUT_ROUNDS = 2;
 const SOLO_ROUNDS = 5;
 const HERD_TIMEOUT_MS = 180_000;

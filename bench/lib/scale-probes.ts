@@ -26,6 +26,9 @@ export async function cpuPercent(pid: number, windowMs: number): Promise<number>
   return ((cpuSecondsOf(pid) - before) * 100_000) / (performance.now() - t0);
 }
 
+/** How long the agents are stopped to measure the floor (their last heartbeats are then at most 10 + 2 + 15 s old). */
+export const FLOOR_MS = 15_000;
+
 /**
  * The control plane's floor: its CPU with every agent connection and watch open and no request, the agents' worker
  * processes SIGSTOPped for `windowMs` (timers per connection and watch, the controllers' periodic work, GC, the 1 s
