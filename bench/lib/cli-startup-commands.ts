@@ -65,8 +65,8 @@ export function contenders(cp: ControlPlaneProcess, names: string[], meshctl: st
   const list: Contender[] = [
     {
       id: 'list',
-      label: '`meshctl get nodes` (over HTTPS)',
-      argv: [process.execPath, meshctl, '--config', https, 'get', 'nodes'],
+      label: '`meshctl get nodes` (over HTTPS), run as the installed command (the file, by its shebang)',
+      argv: [meshctl, '--config', https, 'get', 'nodes'],
       check: (o) => names.every((n) => o.includes(n)),
     },
     {
@@ -83,7 +83,7 @@ export function contenders(cp: ControlPlaneProcess, names: string[], meshctl: st
     },
     {
       id: 'help',
-      label: '`meshctl --help` (for reference: start-up and bundle load, no network)',
+      label: '`node dist/meshctl.js --help` (for reference: start-up and bundle load, no network)',
       argv: [process.execPath, meshctl, '--help'],
       check: (o) => o.includes('Usage'),
     },
